@@ -1,0 +1,10 @@
+// The trellis verbs. Each verb lives in its own file and adds its subcommand
+// to the app; the CLI stays thin: parse, call the library, print.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace trellis::cli {
+
+void add_inspect(CLI::App& app);
+
+}  // namespace trellis::cli

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One full GPU call: build the kernels-only tree, run the CUDA tests (JSON),
+# compute-sanitizer on the small cases, the kernel benchmark, and dump SASS
+# and an Nsight Compute profile of the decode kernels. Everything lands in $OUT.
+#   bench/device.sh [tests|bench|ncu|all]...   (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/trellis-out}
+mkdir -p "$OUT"
+steps=${*:-all}
+has() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
+export PATH=/usr/local/cuda/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
+
+cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 &&
+  cmake --build build/device -j 16 >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+echo "build ok"
+
+if has sass; then
+  for o in build/device/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/mma_axis*.cu.o; do
+    cuobjdump --dump-sass "$o" >"$OUT/$(basename "$o" .cu.o).sass" 2>&1
+  done
+fi
+if has tests; then
+  ./build/device/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./build/device/tests/cuda/test_trellis_forms \
+    --gtest_filter='*264x768*:*768x264*' >"$OUT/memcheck.log" 2>&1
+  echo "memcheck exit $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/memcheck.log") clean summaries)"; tail -3 "$OUT/memcheck.log"
+fi
+if has bench; then
+  ./build/device/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1
+fi
+if has ncu; then
+  ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+      --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats \
+      -k regex:'mma_axis' --launch-skip 20 --launch-count 2 \
+      ./build/device/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >"$OUT/ncu.txt" 2>&1
+  grep -E "mma_axis|Duration|Issue Slots|Issued Ipc|Registers|Achieved Occupancy|Theoretical Occupancy|No Eligible|Eligible Warps|Stall|Memory Throughput|Compute \(SM\)" "$OUT/ncu.txt" | head -60
+fi

@@ -1,0 +1,83 @@
+// CUDA trellis kernels: the public entry points (SPEC §4).
+//
+// Every function borrows device pointers: weights through TrellisTensorView
+// (codes, fp16 scales on the device), activations x [M, in_features] bf16,
+// outputs [M, out_features] bf16. The kernel form and the numerics mode are
+// explicit arguments; default_form() is the choice by M, axis and k that the
+// layer uses when no qualification table says otherwise. All launches go to
+// `stream` and are CUDA-graph capturable once the context's scratch has been
+// reserved for the largest call (reserve()).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "trellis/numerics.hpp"
+#include "trellis/trellis_tensor.hpp"
+
+namespace trellis::cuda {
+
+enum class Form {
+  reduce,         // axis 1, CUDA cores, M 1..4: one warp per output row
+  scatter,        // axis 0, CUDA cores, M 1..4: split-K over stored rows
+  gate_up,        // fused gate/up/SwiGLU on CUDA cores, M 1..8
+  mma,            // tensor cores, M 1..8: each weight decoded once for all rows
+  expand_cublas,  // decode to bf16, then cuBLAS: any M, always correct
+};
+const char* to_string(Form f);
+
+// Scratch owned per stream: split-K partials and arrival counters, staged
+// activations, the bf16 expansion buffer, the cuBLAS handle.
+class Context {
+ public:
+  explicit Context(cudaStream_t stream = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+  // Grow scratch so calls up to these sizes allocate nothing (graph capture).
+  void reserve(std::size_t partial_floats, std::size_t counters, std::size_t staged_halves,
+               std::size_t expand_elems);
+  float* partials(std::size_t n);
+  unsigned* counters(std::size_t n);  // zeroed on allocation; kernels leave them zero
+  uint16_t* staged(std::size_t n);
+  uint16_t* expanded(std::size_t n);
+  void* cublas();
+  int sm_count() const { return sm_count_; }
+
+ private:
+  cudaStream_t stream_;
+  int sm_count_ = 0;
+  float* partials_ = nullptr;
+  std::size_t partials_n_ = 0;
+  unsigned* counters_ = nullptr;
+  std::size_t counters_n_ = 0;
+  uint16_t* staged_ = nullptr;
+  std::size_t staged_n_ = 0;
+  uint16_t* expanded_ = nullptr;
+  std::size_t expanded_n_ = 0;
+  void* cublas_ = nullptr;
+};
+
+// y = W x for one trellis tensor (axis 0 or 1, either layout).
+void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,
+            Numerics mode);
+
+// out = silu(gate(x)) · up(x); gate and up share axis-1 geometry except k.
+void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up,
+                    const uint16_t* x, int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail);
+
+// Standalone bf16 swiglu (the `split` tail's arithmetic): out = silu(g)·u, n elements.
+void swiglu(Context& ctx, const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n);
+
+// Whole tensor to bf16, logical W [out_features, in_features] row-major.
+void expand_bf16(Context& ctx, const TrellisTensorView& w, uint16_t* out);
+
+// Which forms can serve this call, and the default choice.
+bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode);
+Form default_form(const TrellisGeometry& g, int M);
+Numerics default_numerics(Form f);
+
+}  // namespace trellis::cuda

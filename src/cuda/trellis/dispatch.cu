@@ -1,0 +1,178 @@
+// The public entry points: check that the chosen form can serve the call,
+// stage what it needs in the context's scratch, and launch it.
+#include <cublas_v2.h>
+
+#include <string>
+
+#include "cuda_check.hpp"
+#include "cuda_core_kernels.cuh"
+#include "kernels.cuh"
+#include "launch_constants.cuh"
+#include "trellis/cuda/trellis_ops.hpp"
+
+namespace trellis::cuda {
+
+using detail::check_cuda;
+
+const char* to_string(Form f) {
+  switch (f) {
+    case Form::reduce: return "reduce";
+    case Form::scatter: return "scatter";
+    case Form::gate_up: return "gate_up";
+    case Form::mma: return "mma";
+    case Form::expand_cublas: return "expand_cublas";
+  }
+  return "?";
+}
+
+namespace {
+
+bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > g.k && g.L <= 16 && g.T % 32 == 0; }
+
+bool mma_fits(const TrellisGeometry& g) {
+  return decodable(g) && g.rows % 8 == 0 && (g.axis == 1 ? g.cols % kChunkCols == 0 : g.cols % kSlabCols == 0);
+}
+
+void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {
+  if (ok) return;
+  throw Error(std::string(op) + ": form " + to_string(f) + " cannot serve k=" + std::to_string(g.k) +
+              " L=" + std::to_string(g.L) + " T=" + std::to_string(g.T) + " axis=" + std::to_string(g.axis) +
+              " rows=" + std::to_string(g.rows) + " cols=" + std::to_string(g.cols) + " M=" + std::to_string(M) +
+              " numerics=" + to_string(mode));
+}
+
+// Staged activations: xf halves [M][n_pad] then the per-row info floats.
+struct Staged {
+  uint16_t* xf;
+  float* info;
+};
+Staged stage(Context& ctx, const uint16_t* x, int M, int n, int n_pad, const uint16_t* fold_scales) {
+  const std::size_t xf_halves = (std::size_t(M) * n_pad + 7) / 8 * 8;
+  uint16_t* buf = ctx.staged(xf_halves + 4 * std::size_t(M));
+  Staged s{buf, reinterpret_cast<float*>(buf + xf_halves)};
+  detail::stage_activations(x, M, n, n_pad, fold_scales, s.xf, s.info, ctx.stream());
+  return s;
+}
+
+detail::SplitScratch scratch(Context& ctx, std::size_t partial_floats, std::size_t counters) {
+  return {ctx.partials(partial_floats), ctx.counters(counters)};
+}
+
+void gemm_bf16(Context& ctx, const uint16_t* w, const uint16_t* x, int M, int out, int in, uint16_t* y) {
+  const float one = 1.0f, zero = 0.0f;
+  const auto st = cublasGemmEx(static_cast<cublasHandle_t>(ctx.cublas()), CUBLAS_OP_T, CUBLAS_OP_N, out, M, in, &one,
+                               w, CUDA_R_16BF, in, x, CUDA_R_16BF, in, &zero, y, CUDA_R_16BF, out, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cublasGemmEx failed (" + std::to_string(int(st)) + ")");
+}
+
+void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y) {
+  const auto& g = w.geom;
+  uint16_t* wb = ctx.expanded(std::size_t(g.out_features) * g.in_features);
+  detail::launch_expand_bf16(w, wb, ctx.stream());
+  gemm_bf16(ctx, wb, x, M, int(g.out_features), int(g.in_features), y);
+}
+
+void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y) {
+  const auto& g = w.geom;
+  if (g.axis == 1) {
+    const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count());
+    const Staged s = stage(ctx, x, M, int(g.cols), int(g.cols), nullptr);
+    detail::launch_mma_axis1(plan, &w, 1, s.xf, s.info, M, y, SwigluTail::split,
+                             scratch(ctx, plan.partial_floats, plan.tiles), ctx.stream());
+  } else {
+    const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
+    const Staged s = stage(ctx, x, M, int(g.rows), plan.rows_padded, w.scales);
+    detail::launch_mma_axis0(plan, w, s.xf, s.info, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles),
+                             ctx.stream());
+  }
+}
+
+}  // namespace
+
+bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
+  switch (f) {
+    case Form::mma: return mode == Numerics::factored && M >= 1 && M <= kMmaMaxM && mma_fits(g);
+    case Form::expand_cublas: return mode == Numerics::rounded && M >= 1 && decodable(g);
+    case Form::reduce: return g.axis == 1 && M >= 1 && M <= 4 && decodable(g);
+    case Form::scatter: return g.axis == 0 && M >= 1 && M <= 4 && decodable(g);
+    case Form::gate_up: return g.axis == 1 && M >= 1 && M <= 8 && decodable(g);
+  }
+  return false;
+}
+
+Form default_form(const TrellisGeometry& g, int M) {
+  return form_supports(Form::mma, g, M, Numerics::factored) ? Form::mma : Form::expand_cublas;
+}
+
+Numerics default_numerics(Form f) {
+  switch (f) {
+    case Form::mma: return Numerics::factored;
+    case Form::expand_cublas: return Numerics::rounded;
+    default: return Numerics::f32;
+  }
+}
+
+void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,
+            Numerics mode) {
+  require(form != Form::gate_up && form_supports(form, w.geom, M, mode), form, w.geom, M, mode, "linear");
+  switch (form) {
+    case Form::mma: linear_mma(ctx, w, x, M, y); break;
+    case Form::expand_cublas: linear_expand_cublas(ctx, w, x, M, y); break;
+    case Form::reduce: detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.stream()); break;
+    case Form::scatter: {
+      const auto plan = detail::plan_scatter(w.geom, M, ctx.sm_count());
+      detail::launch_scatter(plan, w, x, M, y, mode, scratch(ctx, plan.partial_floats, plan.counters),
+                             ctx.stream());
+      break;
+    }
+    case Form::gate_up: break;
+  }
+  check_cuda(cudaGetLastError(), "linear launch");
+}
+
+void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up, const uint16_t* x,
+                    int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail) {
+  const auto& g = gate.geom;
+  const auto& u = up.geom;
+  if (g.axis != 1 || u.axis != 1 || g.rows != u.rows || g.cols != u.cols || g.T != u.T || g.L != u.L)
+    throw Error("gate_up_swiglu: gate and up must share axis-1 geometry (rows, cols, T, L); only k may differ");
+  const bool fused_form = form == Form::mma || form == Form::gate_up;
+  require(form_supports(form, g, M, mode) && form_supports(form, u, M, mode) &&
+              (fused_form || form == Form::expand_cublas || form == Form::reduce),
+          form, g, M, mode, "gate_up_swiglu");
+  const TrellisTensorView w[2] = {gate, up};
+  switch (form) {
+    case Form::mma: {
+      const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count());
+      const Staged s = stage(ctx, x, M, int(g.cols), int(g.cols), nullptr);
+      detail::launch_mma_axis1(plan, w, 2, s.xf, s.info, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
+                               ctx.stream());
+      break;
+    }
+    case Form::gate_up: detail::launch_reduce(w, 2, x, M, out, mode, tail, ctx.stream()); break;
+    default: {
+      // Unfused: two projections into scratch, then the standalone swiglu.
+      if (tail != SwigluTail::split)
+        throw Error("gate_up_swiglu: the unfused form " + std::string(to_string(form)) + " has only the split tail");
+      const std::size_t n = std::size_t(M) * g.rows;
+      uint16_t* tmp = ctx.staged(2 * n);
+      linear(ctx, gate, x, M, tmp, form, mode);
+      linear(ctx, up, x, M, tmp + n, form, mode);
+      detail::launch_swiglu(tmp, tmp + n, out, n, ctx.stream());
+    }
+  }
+  check_cuda(cudaGetLastError(), "gate_up_swiglu launch");
+}
+
+void swiglu(Context& ctx, const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n) {
+  detail::launch_swiglu(gate, up, out, n, ctx.stream());
+  check_cuda(cudaGetLastError(), "swiglu launch");
+}
+
+void expand_bf16(Context& ctx, const TrellisTensorView& w, uint16_t* out) {
+  detail::launch_expand_bf16(w, out, ctx.stream());
+  check_cuda(cudaGetLastError(), "expand launch");
+}
+
+}  // namespace trellis::cuda

@@ -1,0 +1,216 @@
+// Tensor-core form, axis 1: y = W x (one projection) or silu(gate x)·(up x)
+// (two projections, fused), for 1..8 activation rows; each weight is decoded
+// once and feeds all rows through one m16n8k16 MMA.
+//
+// Math (numerics "factored"): the MMA accumulates Σ_c (y_rc + 1534)·xf_mc with
+// A = binary16(y + 1534) (exact) and B = the staged activations xf (fp16, a
+// power-of-two rescale of x, see stage_activations.cu), in fp32. Per output:
+//   out_mr = (D_rm − 1534·Σ_c xf_mc) · 2^−E_m · f_r.
+//
+// Launch: persistent blocks of 8 warps. Work units are (16-row tile, column
+// segment); a block takes a contiguous share of units, its warps take them
+// round-robin. In a unit, lane (g, q) decodes rows g and g+8 of the tile,
+// positions 32q..32q+31 of each 128-column chunk (two 32-position runs per
+// projection), and step s of the chunk's 8 MMAs uses run positions 4s..4s+3:
+// MMA K index 2q+e ↔ column 32q+4s+e and 2q+8+e ↔ 32q+4s+2+e (e = 0, 1), for A
+// and B alike, so every lane reads its activations as 4 contiguous 16-byte
+// loads per chunk. Segments > 1 are summed by the last-arriving warp of a tile
+// in segment order (split_k.cuh), so results are deterministic, and the
+// segment count depends only on the geometry, so a one-projection launch and
+// a gate/up launch on the same geometry round identically (the `split` tail is
+// bit-identical to two projections + swiglu).
+//
+// M range 1..8; rows a multiple of 8; cols a multiple of 128.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "kernels.cuh"
+#include "launch_constants.cuh"
+#include "mma.cuh"
+#include "run_decode.cuh"
+#include "split_k.cuh"
+#include "swiglu.cuh"
+#include "trellis/error.hpp"
+
+namespace trellis::cuda::detail {
+namespace {
+
+struct Axis1Args {
+  TrellisGeometry geom[2];
+  const uint32_t* codes[2];
+  const __half* scales[2];
+  const uint32_t* xf;  // staged fp16 activations as words, [M][cols/2]
+  const float* info;   // per row m: {Σ xf, 2^-E}
+  int M;
+  int segments, chunks_per_segment, units;
+  float* partials;
+  unsigned* counters;
+  __nv_bfloat16* out;  // [M][rows]
+  SwigluTail tail;
+};
+
+template <int K0, int K1, int NPROJ>
+__global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_kernel(const Axis1Args a) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const TrellisGeometry& G = a.geom[0];
+  const int R = int(G.rows), C = int(G.cols), T = G.T;
+  const int wpb0 = T * K0 / 32, wpb1 = T * K1 / 32;
+  const uint32_t mask = (1u << G.L) - 1u;
+  const int nchunks = C / kChunkCols;
+  const bool has_x = g < a.M;
+  const uint4* xrow = reinterpret_cast<const uint4*>(a.xf + size_t(has_x ? g : 0) * (C / 2));
+
+  const UnitRange ur = block_units(a.units);
+  for (int u = ur.begin + int(threadIdx.x >> 5); u < ur.end; u += kMmaWarps) {
+    const int tile = u / a.segments, seg = u - tile * a.segments;
+    const int r0 = tile * kTileRows + g, r1 = r0 + 8;
+    const int rr0 = min(r0, R - 1), rr1 = min(r1, R - 1);
+    const int cbeg = seg * a.chunks_per_segment, cend = min(nchunks, cbeg + a.chunks_per_segment);
+    float acc[NPROJ][4];
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p) acc[p][0] = acc[p][1] = acc[p][2] = acc[p][3] = 0.0f;
+
+    for (int ch = cbeg; ch < cend; ++ch) {
+      const int c = ch * kChunkCols + 32 * q;
+      const int b = c / T, t0 = c - b * T;
+      uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
+      load_run<K0>(a.codes[0] + G.block_offset(rr0, b), wpb0, run_first_word(T, K0, t0), g0);
+      load_run<K0>(a.codes[0] + G.block_offset(rr1, b), wpb0, run_first_word(T, K0, t0), g1);
+      if constexpr (NPROJ == 2) {
+        const TrellisGeometry& U = a.geom[1];
+        load_run<K1>(a.codes[1] + U.block_offset(rr0, b), wpb1, run_first_word(T, K1, t0), u0);
+        load_run<K1>(a.codes[1] + U.block_offset(rr1, b), wpb1, run_first_word(T, K1, t0), u1);
+      }
+      uint32_t xw[16];
+      if (has_x) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint4 v = __ldg(xrow + c / 8 + i);
+          xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < 16; ++i) xw[i] = 0u;
+      }
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        mma_f16_16816(acc[0], biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+                      biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
+                      xw[2 * s + 1]);
+        if constexpr (NPROJ == 2)
+          mma_f16_16816(acc[NPROJ - 1], biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+                        biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+                        xw[2 * s + 1]);
+      }
+    }
+
+    // Entry e of the accumulators: row (e < 2 ? r0 : r1), activation row 2q + (e & 1).
+    if (a.segments > 1) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
+        if (row < R && m < a.M) {
+#pragma unroll
+          for (int p = 0; p < NPROJ; ++p)
+            a.partials[((size_t(seg) * NPROJ + p) * R + row) * a.M + m] = acc[p][e];
+        }
+      }
+      if (!arrive_last(a.counters + tile, unsigned(a.segments))) continue;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
+        if (row < R && m < a.M) {
+#pragma unroll
+          for (int p = 0; p < NPROJ; ++p) {
+            float sum = 0.0f;
+            for (int s = 0; s < a.segments; ++s) sum += __ldcg(a.partials + ((size_t(s) * NPROJ + p) * R + row) * a.M + m);
+            acc[p][e] = sum;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
+      if (row >= R || m >= a.M) continue;
+      const float xsum = a.info[2 * m], unscale = a.info[2 * m + 1];
+      float v[NPROJ];
+#pragma unroll
+      for (int p = 0; p < NPROJ; ++p)
+        v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
+      float y;
+      if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
+      else y = v[0];
+      a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+    }
+  }
+}
+
+template <int K0, int K1, int NPROJ>
+void launch(const Axis1Args& a, int blocks, cudaStream_t stream) {
+  mma_axis1_kernel<K0, K1, NPROJ><<<blocks, kMmaThreads, 0, stream>>>(a);
+}
+
+using Launcher = void (*)(const Axis1Args&, int, cudaStream_t);
+
+Launcher pick(int k0, int k1, int nproj) {
+#define TRELLIS_CASE(A, B) \
+  if (k0 == A && k1 == B) return launch<A, B, 2>;
+  if (nproj == 1) {
+    if (k0 == 2) return launch<2, 2, 1>;
+    if (k0 == 3) return launch<3, 3, 1>;
+    if (k0 == 4) return launch<4, 4, 1>;
+    return nullptr;
+  }
+  TRELLIS_CASE(2, 2) TRELLIS_CASE(2, 3) TRELLIS_CASE(2, 4)
+  TRELLIS_CASE(3, 2) TRELLIS_CASE(3, 3) TRELLIS_CASE(3, 4)
+  TRELLIS_CASE(4, 2) TRELLIS_CASE(4, 3) TRELLIS_CASE(4, 4)
+#undef TRELLIS_CASE
+  return nullptr;
+}
+
+}  // namespace
+
+MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count) {
+  MmaAxis1Plan p{};
+  p.tiles = int((g.rows + kTileRows - 1) / kTileRows);
+  const int nchunks = int(g.cols / kChunkCols);
+  p.blocks = sm_count * kMmaMinBlocksPerSm;
+  // Fewest segments giving every resident warp kUnitsPerWarp units.
+  const int want_units = p.blocks * kMmaWarps * kUnitsPerWarp;
+  int segments = std::clamp((want_units + p.tiles - 1) / p.tiles, 1, nchunks);
+  p.chunks_per_segment = (nchunks + segments - 1) / segments;
+  p.segments = (nchunks + p.chunks_per_segment - 1) / p.chunks_per_segment;
+  p.blocks = std::min(p.blocks, p.tiles * p.segments);
+  p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * nproj * g.rows * M : 0;
+  return p;
+}
+
+void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* xf,
+                      const float* info, int M, uint16_t* out, SwigluTail tail, SplitScratch scratch,
+                      cudaStream_t stream) {
+  Axis1Args a{};
+  for (int p = 0; p < nproj; ++p) {
+    a.geom[p] = w[p].geom;
+    a.codes[p] = w[p].codes;
+    a.scales[p] = reinterpret_cast<const __half*>(w[p].scales);
+  }
+  if (nproj == 1) a.geom[1] = a.geom[0];
+  a.xf = reinterpret_cast<const uint32_t*>(xf);
+  a.info = info;
+  a.M = M;
+  a.segments = plan.segments;
+  a.chunks_per_segment = plan.chunks_per_segment;
+  a.units = plan.tiles * plan.segments;
+  a.partials = scratch.partials;
+  a.counters = scratch.counters;
+  a.out = reinterpret_cast<__nv_bfloat16*>(out);
+  a.tail = tail;
+  const Launcher f = pick(w[0].geom.k, w[nproj - 1].geom.k, nproj);
+  if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
+  f(a, plan.blocks, stream);
+}
+
+}  // namespace trellis::cuda::detail

@@ -1,0 +1,33 @@
+// Deterministic split-K completion: every warp that computed a partial of an
+// output tile stores it, fences, and counts itself in; the warp that arrives
+// last sums all partials in segment order (so results do not depend on which
+// warp finished when), writes the outputs, and re-arms the counter to zero.
+#pragma once
+
+namespace trellis::cuda::detail {
+
+// Call from all 32 lanes after this warp's partial stores. True in the last arrival.
+__device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected) {
+  __threadfence();
+  __syncwarp();
+  unsigned prev = 0;
+  if ((threadIdx.x & 31) == 0) prev = atomicAdd(counter, 1u);
+  prev = __shfl_sync(0xffffffffu, prev, 0);
+  const bool last = prev + 1 == expected;
+  if (last) {
+    __threadfence();
+    if ((threadIdx.x & 31) == 0) *counter = 0;
+  }
+  return last;
+}
+
+// Work units of one block: a contiguous share of [0, units), balanced to one unit.
+struct UnitRange {
+  int begin, end;
+};
+__device__ __forceinline__ UnitRange block_units(int units) {
+  const long long b = blockIdx.x, nb = gridDim.x;
+  return {int(b * units / nb), int((b + 1) * units / nb)};
+}
+
+}  // namespace trellis::cuda::detail

@@ -1,0 +1,195 @@
+// Every CUDA trellis form against the fp64 CPU reference (SPEC §3): random
+// codes, scales and activations drawn fresh each run (the seed is printed),
+// outputs poisoned with NaN before each launch so unwritten elements fail.
+//
+// Bounds (‖out − ref‖/‖ref‖, bf16 outputs whose own rounding is ≈ 1.6e-3 rms):
+//   factored, f32 : 4e-3     rounded (bf16 weights) : 6e-3
+//   SwiGLU outputs (bf16 gate/up and every tail step rounded): 1.5e-2
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+#include "trellis/cuda/trellis_ops.hpp"
+#include "trellis/half.hpp"
+#include "trellis_fixture.hpp"
+
+namespace trellis::test {
+namespace {
+
+using cuda::Form;
+
+double bound(Numerics mode) { return mode == Numerics::rounded ? 6e-3 : 4e-3; }
+
+struct Shape {
+  int64_t out, in;
+};
+const Shape kShapes[] = {{17408, 5120}, {5120, 17408}, {1024, 5120}, {5120, 1024}, {264, 768}, {768, 264}};
+
+std::vector<std::pair<Form, Numerics>> forms_for(int axis) {
+  std::vector<std::pair<Form, Numerics>> f = {{Form::mma, Numerics::factored},
+                                              {Form::expand_cublas, Numerics::rounded}};
+  const Form core = axis == 1 ? Form::reduce : Form::scatter;
+  for (Numerics n : {Numerics::rounded, Numerics::f32, Numerics::factored}) f.push_back({core, n});
+  return f;
+}
+
+class LinearForms : public ::testing::TestWithParam<std::tuple<Shape, int, int>> {};
+
+// Every (shape, axis, k) whose coded axis is a multiple of T = 256.
+std::vector<std::tuple<Shape, int, int>> linear_cases() {
+  std::vector<std::tuple<Shape, int, int>> v;
+  for (const Shape s : kShapes)
+    for (int axis : {1, 0})
+      if ((axis == 1 ? s.in : s.out) % 256 == 0)
+        for (int k : {2, 3, 4}) v.emplace_back(s, axis, k);
+  return v;
+}
+
+TEST_P(LinearForms, MatchFp64Reference) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  const auto [shape, axis, k] = GetParam();
+  const TrellisGeometry g = make_geometry(k, 12, 256, axis, shape.out, shape.in);
+  auto rng = fresh_rng("LinearForms");
+  RandomTrellis w(g, rng);
+  cuda::Context ctx;
+  const int max_m = 8;
+  DeviceBf16 x(size_t(max_m * shape.in));
+  DeviceBf16 y(size_t(max_m * shape.out));
+  x.randomize(rng);
+  const auto ref = reference_linear(w.host(), x.host, max_m);
+  for (const auto& [form, mode] : forms_for(axis)) {
+    for (int M = 1; M <= max_m; ++M) {
+      if (!cuda::form_supports(form, g, M, mode)) continue;
+      y.poison();
+      cuda::linear(ctx, w.device(), x.dev, M, y.dev, form, mode);
+      TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+      y.download();
+      // ref rows are [m][out] for all 8 rows; the first M rows are this call's.
+      const double err = relative_error(y.host, ref, size_t(M * shape.out));
+      EXPECT_LE(err, bound(mode)) << cuda::to_string(form) << " " << to_string(mode) << " M=" << M;
+    }
+  }
+}
+
+std::string linear_name(const ::testing::TestParamInfo<std::tuple<Shape, int, int>>& info) {
+  const auto [s, axis, k] = info.param;
+  return std::to_string(s.out) + "x" + std::to_string(s.in) + "_axis" + std::to_string(axis) + "_k" + std::to_string(k);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, LinearForms, ::testing::ValuesIn(linear_cases()), linear_name);
+
+// k = 3 axis-0 codes stored block-pair interleaved give the row-major result.
+TEST(K3Interleaved, SameOutputAsRowMajor) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  auto rng = fresh_rng("K3Interleaved");
+  for (const Shape s : {Shape{5120, 17408}, Shape{1024, 768}}) {
+    const TrellisGeometry g = make_geometry(3, 12, 256, 0, s.out, s.in);
+    RandomTrellis w(g, rng);
+    TrellisGeometry gi = g;
+    gi.block_interleave = 2;
+    RandomTrellis wi(gi, rng);
+    wi.codes = interleave_k3(g, w.codes);
+    wi.scales = w.scales;
+    cudaMemcpy(wi.d_codes, wi.codes.data(), wi.codes.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(wi.d_scales, wi.scales.data(), wi.scales.size() * 2, cudaMemcpyHostToDevice);
+    cuda::Context ctx;
+    DeviceBf16 x(size_t(8 * s.in)), y(size_t(8 * s.out)), yi(size_t(8 * s.out));
+    x.randomize(rng);
+    const auto ref = reference_linear(wi.host(), x.host, 8);
+    for (const auto& [form, mode] : forms_for(0)) {
+      for (int M : {1, 4, 8}) {
+        if (!cuda::form_supports(form, gi, M, mode)) continue;
+        y.poison();
+        yi.poison();
+        cuda::linear(ctx, w.device(), x.dev, M, y.dev, form, mode);
+        cuda::linear(ctx, wi.device(), x.dev, M, yi.dev, form, mode);
+        TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+        y.download();
+        yi.download();
+        EXPECT_EQ(y.host, yi.host) << cuda::to_string(form) << " M=" << M;
+        EXPECT_LE(relative_error(yi.host, ref, size_t(M * s.out)), bound(mode)) << cuda::to_string(form);
+      }
+    }
+  }
+}
+
+// fp64 silu(g)·u from fp64 projections.
+std::vector<double> reference_swiglu(const std::vector<double>& g, const std::vector<double>& u) {
+  std::vector<double> out(g.size());
+  for (size_t i = 0; i < g.size(); ++i) out[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+  return out;
+}
+
+class GateUpForms : public ::testing::TestWithParam<std::tuple<Shape, std::pair<int, int>>> {};
+
+TEST_P(GateUpForms, MatchReferenceAndSplitTailIsBitIdentical) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  const auto [shape, ks] = GetParam();
+  auto rng = fresh_rng("GateUpForms");
+  RandomTrellis gate(make_geometry(ks.first, 12, 256, 1, shape.out, shape.in), rng);
+  RandomTrellis up(make_geometry(ks.second, 12, 256, 1, shape.out, shape.in), rng);
+  cuda::Context ctx;
+  DeviceBf16 x(size_t(8 * shape.in)), out(size_t(8 * shape.out));
+  DeviceBf16 g1(size_t(8 * shape.out)), u1(size_t(8 * shape.out)), unfused(size_t(8 * shape.out));
+  x.randomize(rng);
+  const auto ref = reference_swiglu(reference_linear(gate.host(), x.host, 8), reference_linear(up.host(), x.host, 8));
+  // (fused form, its numerics, the one-projection form that must round identically)
+  const std::tuple<Form, Numerics, Form> cases[] = {
+      {Form::mma, Numerics::factored, Form::mma},
+      {Form::gate_up, Numerics::f32, Form::reduce},
+      {Form::gate_up, Numerics::factored, Form::reduce},
+      {Form::gate_up, Numerics::rounded, Form::reduce},
+      {Form::expand_cublas, Numerics::rounded, Form::expand_cublas}};
+  for (const auto& [form, mode, single] : cases) {
+    for (int M = 1; M <= 8; ++M) {
+      if (!cuda::form_supports(form, gate.geom, M, mode)) continue;
+      for (SwigluTail tail : {SwigluTail::split, SwigluTail::fused}) {
+        if (form == Form::expand_cublas && tail == SwigluTail::fused) continue;
+        out.poison();
+        cuda::gate_up_swiglu(ctx, gate.device(), up.device(), x.dev, M, out.dev, form, mode, tail);
+        TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+        out.download();
+        EXPECT_LE(relative_error(out.host, ref, size_t(M * shape.out)), 1.5e-2)
+            << cuda::to_string(form) << " " << to_string(mode) << " " << to_string(tail) << " M=" << M;
+        if (tail != SwigluTail::split || !cuda::form_supports(single, gate.geom, M, mode)) continue;
+        g1.poison();
+        u1.poison();
+        unfused.poison();
+        cuda::linear(ctx, gate.device(), x.dev, M, g1.dev, single, mode);
+        cuda::linear(ctx, up.device(), x.dev, M, u1.dev, single, mode);
+        cuda::swiglu(ctx, g1.dev, u1.dev, unfused.dev, size_t(M * shape.out));
+        TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+        unfused.download();
+        EXPECT_TRUE(std::equal(out.host.begin(), out.host.begin() + M * shape.out, unfused.host.begin()))
+            << "split tail not bit-identical to two " << cuda::to_string(single) << " projections + swiglu, M=" << M;
+      }
+    }
+  }
+}
+
+std::string gate_up_name(const ::testing::TestParamInfo<std::tuple<Shape, std::pair<int, int>>>& info) {
+  const auto [s, ks] = info.param;
+  return std::to_string(s.out) + "x" + std::to_string(s.in) + "_k" + std::to_string(ks.first) + std::to_string(ks.second);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GateUpForms,
+                         ::testing::Combine(::testing::Values(Shape{17408, 5120}, Shape{1024, 5120}, Shape{264, 768}),
+                                            ::testing::Values(std::pair{2, 2}, std::pair{3, 3}, std::pair{4, 4},
+                                                              std::pair{2, 4}, std::pair{4, 3})),
+                         gate_up_name);
+
+TEST(FormSelection, DefaultsAndRejections) {
+  const TrellisGeometry g = make_geometry(3, 12, 256, 1, 17408, 5120);
+  EXPECT_EQ(cuda::default_form(g, 1), Form::mma);
+  EXPECT_EQ(cuda::default_form(g, 8), Form::mma);
+  EXPECT_EQ(cuda::default_form(g, 9), Form::expand_cublas);
+  EXPECT_FALSE(cuda::form_supports(Form::mma, g, 1, Numerics::f32));
+  EXPECT_FALSE(cuda::form_supports(Form::scatter, g, 1, Numerics::f32));
+  EXPECT_FALSE(cuda::form_supports(Form::reduce, g, 5, Numerics::f32));
+}
+
+}  // namespace
+}  // namespace trellis::test

@@ -27,7 +27,7 @@ void linear_axis0(const TrellisTensorView& w, Numerics mode, const float* xf, in
   const int64_t chunks = std::min(M, std::max((M + kRowsPerItem - 1) / kRowsPerItem, want));
   const int64_t rows_per = (M + chunks - 1) / chunks;
   parallel_for(nb * chunks, int64_t(T) * in * rows_per, [&](int64_t begin, int64_t end) {
-    std::vector<uint32_t> states(static_cast<size_t>(T));
+    std::vector<uint32_t> scratch(static_cast<size_t>(g.words_per_block() + 1));
     std::vector<float> wt(static_cast<size_t>(T));
     std::vector<float> acc(size_t(rows_per) * size_t(T));
     for (int64_t item = begin; item < end; ++item) {
@@ -35,7 +35,7 @@ void linear_axis0(const TrellisTensorView& w, Numerics mode, const float* xf, in
       const int64_t m0 = (item % chunks) * rows_per, m1 = std::min(M, m0 + rows_per);
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (int64_t i = 0; i < in; ++i) {
-        block_weights(w, i, b, mode, states.data(), wt.data(), 1);
+        block_weights(w, i, b, mode, scratch.data(), wt.data(), 1);
         for (int64_t m = m0; m < m1; ++m) {
           const float xv = xf[m * in + i];
           float* a = acc.data() + size_t(m - m0) * size_t(T);

@@ -49,7 +49,6 @@ ViterbiEncoder::ViterbiEncoder(int k, int L, int T, int max_overlaps)
   for (uint32_t s = 0; s < S; ++s) y_rev_[s] = y_[rev_[s]];
   cost_.resize(S);
   spare_.resize(S);
-  heads_.resize(H);
   targets_.resize(size_t(T));
   bound_.resize(H);
   back_.resize(size_t(T) * H);
@@ -68,7 +67,7 @@ float ViterbiEncoder::overlap_bounds(const float* v) {
     cost_[s] = d * d;
   }
   const float* F = detail::viterbi_forward(y_.data(), v + half, T_ - half, k_, L_, cost_.data(),
-                                           spare_.data(), heads_.data(), back_.data());
+                                           spare_.data(), back_.data());
   for (uint32_t o = 0; o < H; ++o) {
     float m = F[o];
     for (uint32_t j = 1; j < (1u << k_); ++j) m = std::min(m, F[o + j * H]);
@@ -82,7 +81,7 @@ float ViterbiEncoder::overlap_bounds(const float* v) {
     cost_[s] = d * d;
   }
   const float* G = detail::viterbi_forward(y_rev_.data(), targets_.data(), half, k_, L_, cost_.data(),
-                                           spare_.data(), heads_.data(), back_.data());
+                                           spare_.data(), back_.data());
   float lower = std::numeric_limits<float>::infinity();
   for (uint32_t o = 0; o < H; ++o) {
     float m = G[rev_[o << k_]];
@@ -102,7 +101,7 @@ float ViterbiEncoder::constrained_pass(const float* v, uint32_t o) {
     cost_[s] = (s >> k_) == o ? d * d : inf;
   }
   const float* fin = detail::viterbi_forward(y_.data(), v, T_, k_, L_, cost_.data(), spare_.data(),
-                                             heads_.data(), back_.data());
+                                             back_.data());
   uint32_t s = o;
   for (uint32_t j = 1; j < (1u << k_); ++j)
     if (fin[o + j * H] < fin[s]) s = o + j * H;

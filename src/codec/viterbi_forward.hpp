@@ -9,15 +9,17 @@
 //   m[h]        = min_j cost[h + j·H],   back[t·H + h] = argmin_j (lowest j on ties)
 //   cost'[h·2^k + b] = m[h] + (y[h·2^k + b] − v[t])²
 // The min runs over 2^k contiguous arrays of length H, so it vectorizes.
+// Costs are float; the predecessor index is stored as one byte (k ≤ 8).
 #pragma once
 #include <cstdint>
 
 namespace trellis::detail {
 
-// cost: 2^L path costs of step 0 on entry; spare: 2^L floats of scratch;
-// heads: H floats of scratch; back: T·H bytes (row 0 unused).
+// y: the 2^L code values (any state numbering the shift rule holds for);
+// v: T targets; cost: 2^L path costs of step 0 on entry; spare: 2^L floats
+// of scratch; back: T·H bytes (row 0 unused). 1 ≤ k ≤ 8, k < L ≤ 16.
 // Returns the buffer (cost or spare) holding the step T−1 costs.
 float* viterbi_forward(const float* y, const float* v, int T, int k, int L, float* cost, float* spare,
-                       float* heads, uint8_t* back);
+                       uint8_t* back);
 
 }  // namespace trellis::detail

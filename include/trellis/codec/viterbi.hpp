@@ -67,7 +67,7 @@ class ViterbiEncoder {
   std::vector<float> y_;         // y(s) for every state, as float
   std::vector<float> y_rev_;     // y(bit-reverse_L(s))
   std::vector<uint32_t> rev_;    // bit-reverse_L(s)
-  std::vector<float> cost_, spare_, heads_, targets_, bound_;
+  std::vector<float> cost_, spare_, targets_, bound_;
   std::vector<uint8_t> back_;
   std::vector<uint32_t> order_, trial_, path_;
 };

@@ -1,0 +1,363 @@
+// Reduce form (axis 1 on CUDA cores): y = W x for one projection (M 1..4), and
+// the fused gate/up/SwiGLU form out = tail(gate x, up x) (two projections,
+// M 1..8; gate and up may have different k and L) — one kernel template.
+//
+// Math, per output row r and activation row m:
+//   rounded  : out_mr = Σ_c bf16_rn(float(y_rc)·f_r) · x_mc      (fp32 FMA)
+//   f32      : out_mr = Σ_c (float(y_rc)·f_r) · x_mc              (fp32 FMA)
+//   factored : out_mr = f_r · Σ_c float(y_rc) · x_mc              (exact y, fp32 FMA)
+// then bf16_rn (one projection) or swiglu_tail(split|fused) of the two sums.
+//
+// Launch: blocks of 8 warps; the warps form nwr row groups × nwc column groups
+// (nwc ∈ {1,2,4,8}, chosen from the geometry so small-row tensors still fill
+// the GPU). Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
+// projection, or row w of gate and of up. The block walks the input dim in
+// chunks of nwc·1024 columns; each chunk of x (all M rows) is converted to
+// fp32 once into shared memory (16-byte coalesced loads, prefetched one chunk
+// ahead in registers), where lane l of column group g owns the 32-position run
+// at column 1024·g + 32·l. Runs are swizzled by 16-byte quad (quad q of run n
+// at quad q ^ (n mod 8)) so the lanes' LDS.128 reads are conflict-free. A
+// lane decodes its runs from k+1 words (run_decode.cuh: constant shifts), code
+// words prefetched one chunk ahead. Per weight (M = 1, factored): SHF, LOP3,
+// IMAD, IDP4A, FADD, FFMA; f32 adds an FMUL, rounded an FMUL, half a CVT and
+// an unpack. Lane sums are reduced by a fixed xor butterfly, column groups in
+// group order through shared memory: deterministic, and the summation order
+// of a row depends only on (rows, cols, M, SM count), never on nproj, so the
+// `split` tail is bit-identical to two one-projection launches + swiglu.
+//
+// Requirements: axis 1, cols a multiple of 32 (of T), x rows 16-byte aligned.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda_core_kernels.cuh"
+#include "run_decode.cuh"
+#include "swiglu.cuh"
+#include "trellis/error.hpp"
+
+namespace trellis::cuda::detail {
+namespace {
+
+// 8 warps: enough rows per block that the x chunk staged in shared memory is
+// reused by 16 row-projections (its L2 traffic stays below the code bytes for
+// M <= 2 at k = 2), few enough that blocks stay small for small-row tensors.
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kWarpCols = 1024;  // one 32-position run per lane
+// Staged x chunk: nwc·M·1024 fp32 <= 32 KiB, so nwc·M <= 8.
+constexpr int kStageFloats = 8192;
+constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte loads (8 bf16) per thread
+// Two blocks per SM at most 128 registers each.
+constexpr int kMinBlocksPerSm = 2;
+
+struct ReduceArgs {
+  TrellisGeometry geom[2];
+  const uint32_t* codes[2];
+  const __half* scales[2];
+  const __nv_bfloat16* x;  // [M][cols]
+  __nv_bfloat16* out;      // [M][rows]
+  int M;                   // activation rows, <= the template's M
+  int log2_nwc;            // column groups per block = 1 << log2_nwc
+  SwigluTail tail;
+};
+
+template <int K>
+__device__ __forceinline__ void load_item(const TrellisGeometry& g, const uint32_t* __restrict__ codes, int r, int b,
+                                          int t0, uint32_t (&w)[K + 1]) {
+  load_run<K>(codes + g.block_offset(r, b), g.T * K / 32, run_first_word(g.T, K, t0), w);
+}
+
+template <int KG, int KU, int NPROJ, int M, Numerics MODE>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const ReduceArgs a) {
+  constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
+  __shared__ __align__(16) float xs[kStageFloats];
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int nwc = 1 << a.log2_nwc, nwr = kWarps >> a.log2_nwc;
+  const int wr = warp >> a.log2_nwc, wc = warp & (nwc - 1);
+  const TrellisGeometry& G0 = a.geom[0];
+  const TrellisGeometry& G1 = a.geom[NPROJ - 1];
+  const uint32_t* __restrict__ codes0 = a.codes[0];
+  const uint32_t* __restrict__ codes1 = a.codes[NPROJ - 1];
+  const int R = int(G0.rows), C = int(G0.cols), T = G0.T;
+
+  const int row0 = NPROJ == 1 ? int(blockIdx.x) * 2 * nwr + 2 * wr : int(blockIdx.x) * nwr + wr;
+  const int row1 = NPROJ == 1 ? row0 + 1 : row0;
+  const int r0 = min(row0, R - 1), r1 = min(row1, R - 1);
+  const uint32_t mask0 = (1u << G0.L) - 1u, mask1 = (1u << G1.L) - 1u;
+  const float f0 = row_factor(__half2float(a.scales[0][r0]));
+  const float f1 = row_factor(__half2float(a.scales[NPROJ - 1][r1]));
+
+  const int CW = nwc * kWarpCols;
+  const int nchunks = (C + CW - 1) / CW;
+  const int item_shift = 7 + a.log2_nwc;  // log2(CW / 8): 16-byte items per activation row
+  const int items = M << item_shift;
+
+  // This lane's run: column 1024·wc + 32·lane of each chunk (block b, offset t0).
+  int col = wc * kWarpCols + lane * 32;
+  int b = col / T, t0 = col - b * T;
+  const int db = CW / T, dt = CW - db * T;
+
+  uint4 pf[kStageItemsPerThread];
+  auto fetch_x = [&](int chunk) {
+#pragma unroll
+    for (int s = 0; s < kStageItemsPerThread; ++s) {
+      const int it = tid + kThreads * s;
+      pf[s] = make_uint4(0u, 0u, 0u, 0u);
+      if (it < items) {
+        const int m = it >> item_shift, u = it & ((1 << item_shift) - 1);
+        const int c = chunk * CW + 8 * u;
+        if (m < a.M && c < C) pf[s] = __ldg(reinterpret_cast<const uint4*>(a.x + size_t(m) * C + c));
+      }
+    }
+  };
+  auto stage_x = [&]() {
+#pragma unroll
+    for (int s = 0; s < kStageItemsPerThread; ++s) {
+      const int it = tid + kThreads * s;
+      if (it < items) {
+        const int m = it >> item_shift, u = it & ((1 << item_shift) - 1);
+        const int n = u >> 2, q0 = (u & 3) * 2;
+        float* base = xs + m * CW + n * 32;
+        *reinterpret_cast<float4*>(base + 4 * (q0 ^ (n & 7))) =
+            make_float4(bf16_lo(pf[s].x), bf16_hi(pf[s].x), bf16_lo(pf[s].y), bf16_hi(pf[s].y));
+        *reinterpret_cast<float4*>(base + 4 * ((q0 + 1) ^ (n & 7))) =
+            make_float4(bf16_lo(pf[s].z), bf16_hi(pf[s].z), bf16_lo(pf[s].w), bf16_hi(pf[s].w));
+      }
+    }
+  };
+
+  uint32_t w0[K0 + 1], w1[K1 + 1];
+  auto fetch_codes = [&]() {
+    const bool valid = col < C;  // runs past the end read block 0 (x is zero there)
+    const int bb = valid ? b : 0, tt = valid ? t0 : 0;
+    load_item<K0>(G0, codes0, r0, bb, tt, w0);
+    load_item<K1>(G1, codes1, r1, bb, tt, w1);
+  };
+
+  float acc[2][M];
+#pragma unroll
+  for (int m = 0; m < M; ++m) acc[0][m] = acc[1][m] = 0.0f;
+
+  fetch_x(0);
+  fetch_codes();
+  const int n = wc * 32 + lane, swz = lane & 7;
+  for (int ch = 0; ch < nchunks; ++ch) {
+    __syncthreads();  // the previous chunk's reads are done
+    stage_x();
+    __syncthreads();
+    uint32_t c0[K0 + 1], c1[K1 + 1];
+#pragma unroll
+    for (int i = 0; i <= K0; ++i) c0[i] = w0[i];
+#pragma unroll
+    for (int i = 0; i <= K1; ++i) c1[i] = w1[i];
+    if (ch + 1 < nchunks) {
+      fetch_x(ch + 1);
+      col += CW;
+      t0 += dt;
+      b += db;
+      if (t0 >= T) t0 -= T, ++b;
+      fetch_codes();
+    }
+    const float* xrun = xs + n * 32;
+#pragma unroll
+    for (int j4 = 0; j4 < 8; ++j4) {
+      // Four positions of both items first, then one LDS.128 of x per row m.
+      float y0[4], y1[4];
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {
+        y0[jj] = code_float(run_state<K0>(c0, 4 * j4 + jj, mask0));
+        y1[jj] = code_float(run_state<K1>(c1, 4 * j4 + jj, mask1));
+        if constexpr (MODE != Numerics::factored) {
+          y0[jj] *= f0;
+          y1[jj] *= f1;
+          if constexpr (MODE == Numerics::rounded) round_bf16_pair(y0[jj], y1[jj]);
+        }
+      }
+      const float* xq = xrun + 4 * (j4 ^ swz);
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        const float4 xv = *reinterpret_cast<const float4*>(xq + m * CW);
+        acc[0][m] = fmaf(y0[0], xv.x, acc[0][m]);
+        acc[1][m] = fmaf(y1[0], xv.x, acc[1][m]);
+        acc[0][m] = fmaf(y0[1], xv.y, acc[0][m]);
+        acc[1][m] = fmaf(y1[1], xv.y, acc[1][m]);
+        acc[0][m] = fmaf(y0[2], xv.z, acc[0][m]);
+        acc[1][m] = fmaf(y1[2], xv.z, acc[1][m]);
+        acc[0][m] = fmaf(y0[3], xv.w, acc[0][m]);
+        acc[1][m] = fmaf(y1[3], xv.w, acc[1][m]);
+      }
+    }
+  }
+
+  // Lane sums: fixed xor butterfly.
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int o = 16; o; o >>= 1) acc[i][m] += __shfl_xor_sync(0xffffffffu, acc[i][m], o);
+
+  // Column groups, in group order.
+  if (nwc > 1) {
+    __syncthreads();
+    if (lane == 0) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int m = 0; m < M; ++m) xs[(warp * 2 + i) * M + m] = acc[i][m];
+    }
+    __syncthreads();
+    if (wc != 0) return;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        float s = xs[((wr * nwc) * 2 + i) * M + m];
+        for (int g = 1; g < nwc; ++g) s += xs[((wr * nwc + g) * 2 + i) * M + m];
+        acc[i][m] = s;
+      }
+  }
+  if (lane != 0) return;
+#pragma unroll
+  for (int m = 0; m < M; ++m) {
+    if (m >= a.M) break;
+    float v0 = acc[0][m], v1 = acc[1][m];
+    if constexpr (MODE == Numerics::factored) {
+      v0 *= f0;
+      v1 *= f1;
+    }
+    if constexpr (NPROJ == 1) {
+      if (row0 < R) a.out[size_t(m) * R + row0] = __float2bfloat16_rn(v0);
+      if (row1 < R) a.out[size_t(m) * R + row1] = __float2bfloat16_rn(v1);
+    } else {
+      if (row0 < R) a.out[size_t(m) * R + row0] = __float2bfloat16_rn(swiglu_tail(a.tail, v0, v1));
+    }
+  }
+}
+
+// Column groups per block: the fewest that give at least two blocks per SM
+// (counted with the one-projection layout, so nproj 1 and 2 sum alike), with
+// nwc·M <= 8 (the staged chunk) and no group entirely past the last column.
+int column_groups_log2(int R, int C, int M, int sm_count) {
+  int lg = 0;
+  while (true) {
+    const int nwc = 1 << lg;
+    if (2 * nwc * std::max(M, 1) > kStageFloats / kWarpCols) break;
+    if (2 * nwc * kWarpCols > C + kWarpCols - 32) break;  // the next group would have no columns at all
+    const int rows_per_block = 2 * (kWarps / nwc);
+    const int blocks = (R + rows_per_block - 1) / rows_per_block;
+    if (blocks >= 2 * sm_count) break;
+    ++lg;
+    if ((1 << lg) == kWarps) break;
+  }
+  return lg;
+}
+
+using Launcher = void (*)(const ReduceArgs&, int, cudaStream_t);
+
+template <int KG, int KU, int NPROJ, int M, Numerics MODE>
+void launch_one(const ReduceArgs& a, int blocks, cudaStream_t stream) {
+  reduce_kernel<KG, KU, NPROJ, M, MODE><<<blocks, kThreads, 0, stream>>>(a);
+}
+
+template <int KG, int KU, int NPROJ, int M>
+Launcher pick_mode(Numerics mode) {
+  switch (mode) {
+    case Numerics::rounded: return launch_one<KG, KU, NPROJ, M, Numerics::rounded>;
+    case Numerics::f32: return launch_one<KG, KU, NPROJ, M, Numerics::f32>;
+    case Numerics::factored: return launch_one<KG, KU, NPROJ, M, Numerics::factored>;
+  }
+  return nullptr;
+}
+
+template <int KG, int KU, int NPROJ>
+Launcher pick_m(int M, Numerics mode) {
+  switch (M) {
+    case 1: return pick_mode<KG, KU, NPROJ, 1>(mode);
+    case 2: return pick_mode<KG, KU, NPROJ, 2>(mode);
+    case 3: return pick_mode<KG, KU, NPROJ, 3>(mode);
+    case 4: return pick_mode<KG, KU, NPROJ, 4>(mode);
+    default: break;
+  }
+  if constexpr (NPROJ == 2) {
+    // M 5..8 share the M = 8 kernel (rows >= M read and write nothing).
+    if (M >= 5 && M <= 8) return pick_mode<KG, KU, NPROJ, 8>(mode);
+  }
+  return nullptr;
+}
+
+template <int KG>
+Launcher pick_up(int ku, int M, Numerics mode) {
+  switch (ku) {
+    case 2: return pick_m<KG, 2, 2>(M, mode);
+    case 3: return pick_m<KG, 3, 2>(M, mode);
+    case 4: return pick_m<KG, 4, 2>(M, mode);
+    default: return nullptr;
+  }
+}
+
+Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
+  if (nproj == 1) {
+    switch (kg) {
+      case 2: return pick_m<2, 2, 1>(M, mode);
+      case 3: return pick_m<3, 3, 1>(M, mode);
+      case 4: return pick_m<4, 4, 1>(M, mode);
+      default: return nullptr;
+    }
+  }
+  switch (kg) {
+    case 2: return pick_up<2>(ku, M, mode);
+    case 3: return pick_up<3>(ku, M, mode);
+    case 4: return pick_up<4>(ku, M, mode);
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
+                   SwigluTail tail, cudaStream_t stream) {
+  if (nproj != 1 && nproj != 2) throw Error("reduce form: nproj must be 1 or 2, got " + std::to_string(nproj));
+  const int max_m = nproj == 1 ? 4 : 8;
+  if (M < 1 || M > max_m)
+    throw Error("reduce form: M=" + std::to_string(M) + " outside 1.." + std::to_string(max_m));
+  const TrellisGeometry& g = w[0].geom;
+  for (int p = 0; p < nproj; ++p) {
+    const TrellisGeometry& q = w[p].geom;
+    if (q.axis != 1 || q.block_interleave != 0) throw Error("reduce form: needs axis-1 row-major codes");
+    if (q.cols % 32 != 0) throw Error("reduce form: cols must be a multiple of 32");
+    if (q.rows != g.rows || q.cols != g.cols || q.T != g.T)
+      throw Error("reduce form: gate and up must share rows, cols and T");
+  }
+  if (g.rows * g.cols > (int64_t(1) << 31)) throw Error("reduce form: tensor too large for 32-bit indexing");
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (sms <= 0) sms = 1;
+
+  ReduceArgs a{};
+  for (int p = 0; p < 2; ++p) {
+    const TrellisTensorView& v = w[std::min(p, nproj - 1)];
+    a.geom[p] = v.geom;
+    a.codes[p] = v.codes;
+    a.scales[p] = reinterpret_cast<const __half*>(v.scales);
+  }
+  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
+  a.out = reinterpret_cast<__nv_bfloat16*>(out);
+  a.M = M;
+  a.log2_nwc = column_groups_log2(int(g.rows), int(g.cols), M, sms);
+  a.tail = tail;
+  const int nwr = kWarps >> a.log2_nwc;
+  const int rows_per_block = nproj == 1 ? 2 * nwr : nwr;
+  const int blocks = int((g.rows + rows_per_block - 1) / rows_per_block);
+  const Launcher f = pick(nproj, w[0].geom.k, w[nproj - 1].geom.k, M, mode);
+  if (!f)
+    throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k) + "/" +
+                std::to_string(w[nproj - 1].geom.k));
+  f(a, blocks, stream);
+}
+
+}  // namespace trellis::cuda::detail

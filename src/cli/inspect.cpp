@@ -4,10 +4,12 @@
 // totals: tensors, parameters (out·in for trellis layers), bytes, a line per
 // type, and the average bits per weight over the coded layers (all of their
 // bytes — codes, scales, signs — over their parameters).
+#include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -2,6 +2,7 @@
 #include "trellis/format/model_dir.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,10 +17,17 @@ std::optional<std::string_view> module_of(std::string_view name, std::string_vie
   return std::nullopt;
 }
 
+const std::filesystem::path& existing_dir(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) throw Error(fmt::format("{}: not a model directory", dir.string()));
+  return dir;
+}
+
 }  // namespace
 
 ModelDir::ModelDir(const std::filesystem::path& dir)
-    : path_(dir), config_(load_model_config(dir / "config.json")), store_(TensorStore::open_dir(dir)) {
+    : path_(existing_dir(dir)),
+      config_(load_model_config(dir / "config.json")),
+      store_(TensorStore::open_dir(dir)) {
   const std::string config_name = (dir / "config.json").string();
   for (const auto& [module, params] : config_.quantization.modules) {
     const TensorInfo* weight = store_.find(module + ".weight");

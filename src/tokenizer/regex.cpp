@@ -38,8 +38,7 @@ struct MatchData {
 Regex::Regex(const std::string& pattern, bool literal) : code_(std::make_unique<Code>()) {
   int err = 0;
   PCRE2_SIZE offset = 0;
-  uint32_t options = PCRE2_UTF | PCRE2_UCP;
-  if (literal) options |= PCRE2_LITERAL;
+  const uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &err,
                               &offset, nullptr);
   if (code_->code == nullptr) {

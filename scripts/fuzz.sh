@@ -28,6 +28,6 @@ for target in fuzz_safetensors_header fuzz_model_config; do
     echo "fuzz: $target FAILED; input kept in $findings/, full log in $log" >&2
     exit 1
   fi
-  grep -E "^stat::number_of_executed_runs" "$log" | sed "s/^/fuzz: $target /" || true
+  grep -E "^stat::number_of_executed_units" "$log" | sed "s|^stat::number_of_executed_units:|fuzz: $target: runs|" || true
 done
 echo "fuzz: no findings"

@@ -72,8 +72,15 @@ std::string read_text_file(const std::filesystem::path& path) {
 }
 
 json parse_json(std::string_view text, std::string_view where) {
+  // Deeper documents are rejected while parsing, so nothing recursive that
+  // runs on them later (comparison, dump) can exhaust the stack.
+  constexpr int kMaxDepth = 64;
+  const auto limit_depth = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth) throw Error(fmt::format("{}: JSON nested deeper than {} levels", where, kMaxDepth));
+    return true;
+  };
   try {
-    return json::parse(text.begin(), text.end());
+    return json::parse(text.begin(), text.end(), limit_depth);
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }

@@ -28,7 +28,8 @@ std::optional<std::string> read_string(const json& obj, std::string_view key, st
 // The whole file as text; a missing or unreadable file is a trellis::Error.
 std::string read_text_file(const std::filesystem::path& path);
 
-// Parses `text` as JSON; a syntax error becomes trellis::Error naming `where`.
+// Parses `text` as JSON; a syntax error, or nesting deeper than 64 levels,
+// is a trellis::Error naming `where`.
 json parse_json(std::string_view text, std::string_view where);
 
 }  // namespace trellis::format::detail

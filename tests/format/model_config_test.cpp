@@ -105,6 +105,11 @@ TEST(ModelConfig, RejectsMissingAndMistypedFields) {
   expect_error([] { parse_model_config("{", "config.json"); }, {"config.json", "not valid JSON"});
 }
 
+TEST(ModelConfig, RejectsDeeplyNestedJson) {
+  const std::string deep = R"({"model_type":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  expect_error([&] { parse_model_config(deep, "config.json"); }, {"config.json", "nested deeper than 64"});
+}
+
 TEST(ModelConfig, RejectsInconsistentHeads) {
   json j = base();
   j["num_key_value_heads"] = 3;

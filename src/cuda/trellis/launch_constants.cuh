@@ -22,6 +22,9 @@ inline constexpr int kTileRows = 16;
 inline constexpr int kSlabRows = 16;
 inline constexpr int kSlabCols = 64;
 inline constexpr int kSlabStride = kSlabCols + 8;
+// Slabs whose loads are in flight per warp: a slab is only ~160 instructions
+// of decode per lane, far shorter than an HBM round trip.
+inline constexpr int kAxis0Prefetch = 4;
 
 // Split-K: aim for at least this many work units per resident warp so the
 // static per-block unit ranges balance to within a few percent.

@@ -65,28 +65,38 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     const int w0 = run_first_word(T, K, t0);
     const int sbeg = seg * a.slabs_per_segment, send = min(nslabs, sbeg + a.slabs_per_segment);
     float acc[4][4] = {};
-    for (int sl = sbeg; sl < send; ++sl) {
+    // A ring of kAxis0Prefetch slabs in flight: a slab's code words and
+    // activations are requested kAxis0Prefetch slabs before they are decoded.
+    uint32_t w[kAxis0Prefetch][K + 1], bx[kAxis0Prefetch][2];
+    auto load_slab = [&](int sl, uint32_t(&wv)[K + 1], uint32_t(&xv)[2]) {
       const int r = min(sl * kSlabRows + rr, R - 1);
-      uint32_t w[K + 1];
-      load_run<K>(a.codes + G.block_offset(r, b), wpb, w0, w);
-      uint32_t b0 = 0u, b1 = 0u;
-      if (has_x) {
-        b0 = __ldg(xrow + (sl * kSlabRows + 2 * q) / 2);
-        b1 = __ldg(xrow + (sl * kSlabRows + 2 * q + 8) / 2);
-      }
-      uint4* dst = reinterpret_cast<uint4*>(&tile[rr][32 * half]);
+      load_run<K>(a.codes + G.block_offset(r, b), wpb, w0, wv);
+      xv[0] = has_x ? __ldg(xrow + (sl * kSlabRows + 2 * q) / 2) : 0u;
+      xv[1] = has_x ? __ldg(xrow + (sl * kSlabRows + 2 * q + 8) / 2) : 0u;
+    };
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        dst[i] = make_uint4(biased_pair<K>(w, 8 * i, mask), biased_pair<K>(w, 8 * i + 2, mask),
-                            biased_pair<K>(w, 8 * i + 4, mask), biased_pair<K>(w, 8 * i + 6, mask));
-      __syncwarp();
+    for (int j = 0; j < kAxis0Prefetch; ++j)
+      if (sbeg + j < send) load_slab(sbeg + j, w[j], bx[j]);
+    for (int sl = sbeg; sl < send; sl += kAxis0Prefetch) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        uint32_t af[4];
-        ldmatrix_x4_trans(af, ld_row + 16 * i);
-        mma_f16_16816(acc[i], af[0], af[1], af[2], af[3], b0, b1);
+      for (int j = 0; j < kAxis0Prefetch; ++j) {
+        if (sl + j >= send) break;
+        uint4* dst = reinterpret_cast<uint4*>(&tile[rr][32 * half]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          dst[i] = make_uint4(biased_pair<K>(w[j], 8 * i, mask), biased_pair<K>(w[j], 8 * i + 2, mask),
+                              biased_pair<K>(w[j], 8 * i + 4, mask), biased_pair<K>(w[j], 8 * i + 6, mask));
+        const uint32_t b0 = bx[j][0], b1 = bx[j][1];
+        if (sl + j + kAxis0Prefetch < send) load_slab(sl + j + kAxis0Prefetch, w[j], bx[j]);
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          uint32_t af[4];
+          ldmatrix_x4_trans(af, ld_row + 16 * i);
+          mma_f16_16816(acc[i], af[0], af[1], af[2], af[3], b0, b1);
+        }
+        __syncwarp();
       }
-      __syncwarp();
     }
 
     // acc[i][e]: column ct·64 + 16i + g + 8·(e >= 2), activation row 2q + (e & 1).

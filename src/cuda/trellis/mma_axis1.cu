@@ -72,17 +72,24 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
 #pragma unroll
     for (int p = 0; p < NPROJ; ++p) acc[p][0] = acc[p][1] = acc[p][2] = acc[p][3] = 0.0f;
 
-    for (int ch = cbeg; ch < cend; ++ch) {
+    // Code words of the current chunk; the next chunk's are loaded before the
+    // current one is decoded, so HBM latency overlaps the decode.
+    uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
+    auto load_chunk = [&](int ch, uint32_t(&a0)[K0 + 1], uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1],
+                          uint32_t(&b1)[K1 + 1]) {
       const int c = ch * kChunkCols + 32 * q;
       const int b = c / T, t0 = c - b * T;
-      uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
-      load_run<K0>(a.codes[0] + G.block_offset(rr0, b), wpb0, run_first_word(T, K0, t0), g0);
-      load_run<K0>(a.codes[0] + G.block_offset(rr1, b), wpb0, run_first_word(T, K0, t0), g1);
+      load_run<K0>(a.codes[0] + G.block_offset(rr0, b), wpb0, run_first_word(T, K0, t0), a0);
+      load_run<K0>(a.codes[0] + G.block_offset(rr1, b), wpb0, run_first_word(T, K0, t0), a1);
       if constexpr (NPROJ == 2) {
         const TrellisGeometry& U = a.geom[1];
-        load_run<K1>(a.codes[1] + U.block_offset(rr0, b), wpb1, run_first_word(T, K1, t0), u0);
-        load_run<K1>(a.codes[1] + U.block_offset(rr1, b), wpb1, run_first_word(T, K1, t0), u1);
+        load_run<K1>(a.codes[1] + U.block_offset(rr0, b), wpb1, run_first_word(T, K1, t0), b0);
+        load_run<K1>(a.codes[1] + U.block_offset(rr1, b), wpb1, run_first_word(T, K1, t0), b1);
       }
+    };
+    if (cbeg < cend) load_chunk(cbeg, g0, g1, u0, u1);
+    for (int ch = cbeg; ch < cend; ++ch) {
+      const int c = ch * kChunkCols + 32 * q;
       uint32_t xw[16];
       if (has_x) {
 #pragma unroll
@@ -94,6 +101,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
 #pragma unroll
         for (int i = 0; i < 16; ++i) xw[i] = 0u;
       }
+      uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
+      if (ch + 1 < cend) load_chunk(ch + 1, ng0, ng1, nu0, nu1);
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         mma_f16_16816(acc[0], biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
@@ -103,6 +112,12 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
           mma_f16_16816(acc[NPROJ - 1], biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
                         biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
                         xw[2 * s + 1]);
+      }
+#pragma unroll
+      for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
+      if constexpr (NPROJ == 2) {
+#pragma unroll
+        for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
       }
     }
 

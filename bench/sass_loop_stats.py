@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Instructions per weight in the hottest loop of each kernel in a SASS dump.
+
+usage: sass_loop_stats.py FILE.sass [--json OUT.json]
+
+For every function in `cuobjdump --dump-sass` output, the largest loop (the
+backward branch spanning the most instructions) is taken as the decode loop;
+its instructions are counted by opcode. Weights per lane per loop iteration
+come from the kernel's template arguments: the axis-1 forms decode
+NPROJ x 2 runs x 32 positions per chunk, the axis-0 form 4 slabs x 32.
+"""
+import collections
+import json
+import re
+import sys
+
+FUNC = re.compile(r"Function : (\S+)")
+INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+
+
+def weights_per_iteration(name):
+    m = re.search(r"mma_axis1_kernelILi(\d)ELi(\d)ELi(\d)E", name)
+    if m:
+        return int(m.group(3)) * 2 * 32
+    if "mma_axis0_kernel" in name:
+        return 4 * 32
+    return None
+
+
+def parse(path):
+    funcs, cur = {}, None
+    for line in open(path, errors="replace"):
+        f = FUNC.search(line)
+        if f:
+            cur = f.group(1)
+            funcs[cur] = []
+            continue
+        m = INSTR.search(line)
+        if m and cur:
+            funcs[cur].append((int(m.group(1), 16), m.group(3), m.group(4)))
+    return funcs
+
+
+def main():
+    path = sys.argv[1]
+    out = {}
+    for name, ins in parse(path).items():
+        addr_index = {a: i for i, (a, _, _) in enumerate(ins)}
+        best = None
+        for i, (a, op, args) in enumerate(ins):
+            if op.startswith("BRA"):
+                t = re.search(r"0x([0-9a-f]+)", args)
+                if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
+                    j = addr_index[int(t.group(1), 16)]
+                    if best is None or i - j > best[1] - best[0]:
+                        best = (j, i)
+        if not best:
+            continue
+        body = ins[best[0]:best[1] + 1]
+        ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
+        w = weights_per_iteration(name)
+        entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common())}
+        if w:
+            entry["weights_per_lane_per_iteration"] = w
+            entry["instructions_per_weight"] = round(len(body) / w, 3)
+        out[name] = entry
+        print(f"{name[:90]}: {len(body)} instr/iter" + (f", {len(body)/w:.2f} per weight" if w else ""))
+        print("   ", ", ".join(f"{k} {v}" for k, v in ops.most_common(12)))
+    if "--json" in sys.argv:
+        json.dump(out, open(sys.argv[sys.argv.index("--json") + 1], "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

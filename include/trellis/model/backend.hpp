@@ -1,0 +1,159 @@
+// The op interface the forward pass is written against, once, for every
+// backend (CPU now; CUDA implements the same class).
+//
+// Activations are `Act` views: a row-major matrix [rows, cols] in the
+// backend's memory and element type (CPU: fp32 in host memory). The model
+// only allocates them (alloc), takes row ranges of them (Act::slice) and
+// hands them to ops; it never touches their elements. Ops read their inputs
+// and write their outputs completely; an output never aliases an input
+// unless the op says "in place".
+//
+// Weights are loaded once from host sources (zero-copy views into the mapped
+// safetensors files, valid while the format::ModelDir lives) into opaque
+// handles the backend defines by subclassing LinearWeight, GateUpWeight,
+// VectorWeight and EmbeddingWeight; a handle is only valid with the backend
+// that made it.
+//
+// Ops, with M = x.rows and all math in fp32 (or better):
+//   embed(E, ids, out)          out[m] = E[ids[m]]                      out [M, hidden]
+//   rmsnorm(x, w, eps, out)     each group of n = w.size() consecutive elements of a row
+//                               (n divides cols): out = g / sqrt(mean(g²) + eps) ⊙ w.
+//                               n = hidden: the layer norms; n = head_dim: Qwen3's QK-norm.
+//                               May run in place (out == x)
+//   rope(x, f, pos0)            in place; row m is at position p = pos0 + m; every head
+//                               (d = 2·f.size() consecutive elements) is rotated
+//                               "rotate-half" style (HF Llama/Qwen) by the inverse
+//                               frequencies f (trellis/model/rope.hpp): for i < d/2,
+//                               with angle a_i = fp32(p · f_i),
+//                               (u, v) = (x_i, x_{i+d/2}) ← (u cos a_i − v sin a_i,
+//                                                          v cos a_i + u sin a_i)
+//   attention(q, k, v, cache, layer, pos0, out)
+//                               stores rows m of k and v as positions pos0 + m of
+//                               `layer` in the cache, then causal GQA attention:
+//                               out[m, head h] = Σ_{j ≤ pos0+m} softmax_j(q[m,h]·K[j,g]/√d) V[j,g]
+//                               with g = h / (heads / kv_heads); q, out [M, heads·d],
+//                               k, v [M, kv_heads·d]
+//   linear(W, x, out)           out = x Wᵀ, W [out_features, in_features] (dense or trellis,
+//                               the backend picks the kernel by M)
+//   gate_up_swiglu(W, x, out)   out = silu(x Gᵀ) ⊙ (x Uᵀ), silu(g) = g / (1 + e^−g)
+//   add(x, y)                   in place: x += y
+//   to_host(x, dst)             dst[M·cols] = x as fp32 (waits for the backend's work)
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "trellis/format/tensor_info.hpp"
+#include "trellis/format/trellis_tensor.hpp"
+
+namespace trellis::model {
+
+// A borrowed view of a backend activation matrix.
+struct Act {
+  void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t elem_bytes = 0;
+
+  // Rows [begin, begin + n).
+  Act slice(int64_t begin, int64_t n) const {
+    return {static_cast<char*>(data) + begin * cols * elem_bytes, n, cols, elem_bytes};
+  }
+};
+
+// An owned activation matrix; `storage` frees the memory the backend allocated.
+struct ActBuffer {
+  std::shared_ptr<void> storage;
+  Act act;
+};
+
+// Where the bytes of a linear layer come from: exactly one of `dense`
+// ([out, in], bf16/fp16/fp32) and `trellis` (codes, scales, geometry and
+// optional rotation) is set.
+struct LinearSource {
+  std::string name;
+  const format::TensorInfo* dense = nullptr;
+  const format::TrellisTensor* trellis = nullptr;
+
+  int64_t in_features() const { return trellis ? trellis->geom.in_features : dense->shape.at(1); }
+  int64_t out_features() const { return trellis ? trellis->geom.out_features : dense->shape.at(0); }
+};
+
+class LinearWeight {
+ public:
+  LinearWeight(int64_t in, int64_t out) : in_features(in), out_features(out) {}
+  virtual ~LinearWeight() = default;
+  const int64_t in_features;
+  const int64_t out_features;
+};
+
+class GateUpWeight {
+ public:
+  GateUpWeight(int64_t in, int64_t out) : in_features(in), out_features(out) {}
+  virtual ~GateUpWeight() = default;
+  const int64_t in_features;
+  const int64_t out_features;  // intermediate size
+};
+
+// A 1-D weight (norm scales, RoPE frequencies).
+class VectorWeight {
+ public:
+  explicit VectorWeight(int64_t n) : size(n) {}
+  virtual ~VectorWeight() = default;
+  const int64_t size;
+};
+
+class EmbeddingWeight {
+ public:
+  EmbeddingWeight(int64_t vocab, int64_t hidden) : vocab(vocab), hidden(hidden) {}
+  virtual ~EmbeddingWeight() = default;
+  const int64_t vocab;
+  const int64_t hidden;
+};
+
+// Keys and values of every layer for positions [0, capacity).
+class KvCache {
+ public:
+  KvCache(int64_t layers, int64_t kv_heads, int64_t head_dim, int64_t capacity)
+      : layers(layers), kv_heads(kv_heads), head_dim(head_dim), capacity(capacity) {}
+  virtual ~KvCache() = default;
+  const int64_t layers;
+  const int64_t kv_heads;
+  const int64_t head_dim;
+  const int64_t capacity;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // E.g. "cpu (2 threads)".
+  virtual std::string name() const = 0;
+
+  // Weights. Throw trellis::Error naming the tensor for what the backend
+  // cannot serve (a dtype, a trellis geometry).
+  virtual std::unique_ptr<LinearWeight> load_linear(const LinearSource& w) = 0;
+  virtual std::unique_ptr<GateUpWeight> load_gate_up(const LinearSource& gate, const LinearSource& up) = 0;
+  virtual std::unique_ptr<VectorWeight> load_vector(const format::TensorInfo& w) = 0;
+  virtual std::unique_ptr<VectorWeight> load_vector(std::span<const float> values) = 0;
+  virtual std::unique_ptr<EmbeddingWeight> load_embedding(const format::TensorInfo& w) = 0;
+
+  // State.
+  virtual ActBuffer alloc(int64_t rows, int64_t cols) = 0;
+  virtual std::unique_ptr<KvCache> make_kv_cache(int64_t layers, int64_t kv_heads, int64_t head_dim,
+                                                 int64_t capacity) = 0;
+
+  // Ops (contracts above).
+  virtual void embed(const EmbeddingWeight& e, std::span<const int32_t> ids, const Act& out) = 0;
+  virtual void rmsnorm(const Act& x, const VectorWeight& w, float eps, const Act& out) = 0;
+  virtual void rope(const Act& x, const VectorWeight& inv_freq, int64_t pos0) = 0;
+  virtual void attention(const Act& q, const Act& k, const Act& v, KvCache& cache, int64_t layer,
+                         int64_t pos0, const Act& out) = 0;
+  virtual void linear(const LinearWeight& w, const Act& x, const Act& out) = 0;
+  virtual void gate_up_swiglu(const GateUpWeight& w, const Act& x, const Act& out) = 0;
+  virtual void add(const Act& x, const Act& y) = 0;
+  virtual void to_host(const Act& x, float* dst) = 0;
+};
+
+}  // namespace trellis::model

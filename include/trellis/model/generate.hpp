@@ -1,0 +1,40 @@
+// The generation loop. generate() runs `prompt` (the tokens that follow what
+// the session already holds) as one batched forward, then repeats:
+//   sample a token from the last logits (history = the session's tokens);
+//   stop if it is one of stop_ids (it is not reported);
+//   report it to on_token (returning false stops);
+//   stop after max_new tokens or when the context is full;
+//   run it through a one-token forward.
+// The last reported token is not run, so the session holds the prompt and
+// every reported token but the last. Errors (trellis::Error): an empty
+// prompt, or one that does not fit the context ("prompt is N tokens, ...").
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "trellis/model/sampling.hpp"
+#include "trellis/model/session.hpp"
+
+namespace trellis::model {
+
+enum class StopReason { length, stop_token, context_full, callback };
+
+struct GenerationStats {
+  int64_t prompt_tokens = 0;
+  double prompt_seconds = 0;
+  int64_t generated_tokens = 0;
+  int64_t decode_steps = 0;  // one-token forwards
+  double decode_seconds = 0;  // sampling and one-token forwards after the prompt
+  StopReason stop = StopReason::length;
+
+  double prompt_tokens_per_second() const { return prompt_seconds > 0 ? double(prompt_tokens) / prompt_seconds : 0; }
+  double generation_tokens_per_second() const {
+    return decode_seconds > 0 ? double(decode_steps) / decode_seconds : 0;
+  }
+};
+
+GenerationStats generate(Session& session, std::span<const int32_t> prompt, int64_t max_new, Sampler& sampler,
+                         std::span<const int32_t> stop_ids, const std::function<bool(int32_t)>& on_token);
+
+}  // namespace trellis::model

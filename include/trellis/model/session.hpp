@@ -1,0 +1,49 @@
+// Session: one sequence running through a Model — its KV cache, its
+// activation buffers and the tokens it holds. Borrows the Model, which must
+// outlive it.
+//
+// forward(tokens) runs the decoder (src/model/forward.cpp) on the tokens at
+// positions position() … position()+n−1 and advances position(). Prompts
+// longer than max_batch run as consecutive batches of at most max_batch
+// tokens (each one batched forward), which gives the same result as one.
+// Returns fp32 logits [1, vocab] of the last token, or [n, vocab] of every
+// token with all_logits; the span is valid until the next forward.
+// rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
+// prefix it shares with the next prompt.
+// Errors (trellis::Error): no tokens, or position()+n beyond the context.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "trellis/model/backend.hpp"
+#include "trellis/model/model.hpp"
+
+namespace trellis::model {
+
+class Session {
+ public:
+  Session(const Model& model, int64_t context, int64_t max_batch = 512);
+
+  std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits = false);
+  void rewind(int64_t position);
+
+  int64_t position() const { return int64_t(tokens_.size()); }
+  int64_t context() const { return cache_->capacity; }
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  const Model& model() const { return *model_; }
+
+ private:
+  void run_batch(std::span<const int32_t> tokens, bool all_logits, float* logits);
+  const Act& logits_rows(int64_t rows);
+
+  const Model* model_;
+  int64_t max_batch_;
+  std::unique_ptr<KvCache> cache_;
+  ActBuffer x_, h_, q_, k_, v_, attn_, proj_, mlp_, logits_;
+  std::vector<int32_t> tokens_;
+  std::vector<float> host_logits_;
+};
+
+}  // namespace trellis::model

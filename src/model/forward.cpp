@@ -1,0 +1,111 @@
+// The decoder forward pass, written once against the Backend ops, for llama
+// and qwen3 (trellis/model/architecture.hpp). For a batch of M tokens at
+// positions pos0 … pos0+M−1, with x the residual stream [M, hidden]:
+//
+//   x = embed(tokens)
+//   per layer:
+//     h = rmsnorm(x, input_norm)
+//     q = h Wqᵀ, k = h Wkᵀ, v = h Wvᵀ
+//     qwen3: q, k = rmsnorm per head (q_norm, k_norm)
+//     q, k = rope(q, k at their positions)
+//     x += attention(q, k, v; KV cache) Woᵀ
+//     h = rmsnorm(x, post_attention_norm)
+//     x += (silu(h Wgᵀ) ⊙ (h Wuᵀ)) Wdᵀ
+//   logits = rmsnorm(x, final_norm) Wheadᵀ   (last row, or every row)
+#include <algorithm>
+#include <string>
+
+#include "trellis/error.hpp"
+#include "trellis/model/session.hpp"
+
+namespace trellis::model {
+
+Session::Session(const Model& model, int64_t context, int64_t max_batch) : model_(&model) {
+  const Architecture& a = model.arch();
+  if (context < 1) throw Error("session: the context must hold at least one token, got " + std::to_string(context));
+  max_batch_ = std::clamp<int64_t>(max_batch, 1, context);
+  Backend& b = model.backend();
+  cache_ = b.make_kv_cache(a.layers, a.kv_heads, a.head_dim, context);
+  x_ = b.alloc(max_batch_, a.hidden);
+  h_ = b.alloc(max_batch_, a.hidden);
+  q_ = b.alloc(max_batch_, a.heads * a.head_dim);
+  k_ = b.alloc(max_batch_, a.kv_heads * a.head_dim);
+  v_ = b.alloc(max_batch_, a.kv_heads * a.head_dim);
+  attn_ = b.alloc(max_batch_, a.heads * a.head_dim);
+  proj_ = b.alloc(max_batch_, a.hidden);
+  mlp_ = b.alloc(max_batch_, a.intermediate);
+}
+
+std::span<const float> Session::forward(std::span<const int32_t> tokens, bool all_logits) {
+  const int64_t n = int64_t(tokens.size()), vocab = model_->arch().vocab;
+  if (n == 0) throw Error("session: forward needs at least one token");
+  if (position() + n > context())
+    throw Error("session: " + std::to_string(n) + " tokens at position " + std::to_string(position()) +
+                " do not fit the context of " + std::to_string(context()) + " tokens");
+  host_logits_.resize(size_t((all_logits ? n : 1) * vocab));
+  for (int64_t begin = 0; begin < n; begin += max_batch_) {
+    const int64_t m = std::min(max_batch_, n - begin);
+    const bool last = begin + m == n;
+    if (!all_logits && !last) {
+      run_batch(tokens.subspan(size_t(begin), size_t(m)), false, nullptr);
+      continue;
+    }
+    float* out = all_logits ? host_logits_.data() + begin * vocab : host_logits_.data();
+    run_batch(tokens.subspan(size_t(begin), size_t(m)), all_logits, out);
+  }
+  return host_logits_;
+}
+
+void Session::rewind(int64_t position) {
+  if (position < 0 || position > this->position())
+    throw Error("session: cannot rewind to position " + std::to_string(position) + " (holding " +
+                std::to_string(this->position()) + ")");
+  tokens_.resize(size_t(position));
+}
+
+const Act& Session::logits_rows(int64_t rows) {
+  if (logits_.act.rows < rows) logits_ = model_->backend().alloc(rows, model_->arch().vocab);
+  return logits_.act;
+}
+
+void Session::run_batch(std::span<const int32_t> tokens, bool all_logits, float* logits) {
+  const Architecture& a = model_->arch();
+  const ModelWeights& w = model_->weights();
+  Backend& b = model_->backend();
+  const int64_t M = int64_t(tokens.size()), pos0 = position();
+  const Act x = x_.act.slice(0, M), h = h_.act.slice(0, M), q = q_.act.slice(0, M), k = k_.act.slice(0, M),
+            v = v_.act.slice(0, M), attn = attn_.act.slice(0, M), proj = proj_.act.slice(0, M),
+            mlp = mlp_.act.slice(0, M);
+
+  b.embed(*w.embedding, tokens, x);
+  for (int64_t i = 0; i < a.layers; ++i) {
+    const LayerWeights& l = w.layers[size_t(i)];
+    b.rmsnorm(x, *l.input_norm, a.rms_eps, h);
+    b.linear(*l.q, h, q);
+    b.linear(*l.k, h, k);
+    b.linear(*l.v, h, v);
+    if (a.qk_norm) {
+      b.rmsnorm(q, *l.q_norm, a.rms_eps, q);
+      b.rmsnorm(k, *l.k_norm, a.rms_eps, k);
+    }
+    b.rope(q, *w.rope_inv_freq, pos0);
+    b.rope(k, *w.rope_inv_freq, pos0);
+    b.attention(q, k, v, *cache_, i, pos0, attn);
+    b.linear(*l.o, attn, proj);
+    b.add(x, proj);
+    b.rmsnorm(x, *l.post_attention_norm, a.rms_eps, h);
+    b.gate_up_swiglu(*l.gate_up, h, mlp);
+    b.linear(*l.down, mlp, proj);
+    b.add(x, proj);
+  }
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  if (!logits) return;
+
+  const int64_t first = all_logits ? 0 : M - 1, rows = M - first;
+  const Act normed = h.slice(0, rows), out = logits_rows(rows).slice(0, rows);
+  b.rmsnorm(x.slice(first, rows), *w.final_norm, a.rms_eps, normed);
+  b.linear(*w.lm_head, normed, out);
+  b.to_host(out, logits);
+}
+
+}  // namespace trellis::model

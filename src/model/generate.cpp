@@ -1,0 +1,59 @@
+// The generation loop (contract in trellis/model/generate.hpp).
+#include "trellis/model/generate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "trellis/error.hpp"
+
+namespace trellis::model {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+GenerationStats generate(Session& session, std::span<const int32_t> prompt, int64_t max_new, Sampler& sampler,
+                         std::span<const int32_t> stop_ids, const std::function<bool(int32_t)>& on_token) {
+  if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+  if (session.position() + int64_t(prompt.size()) > session.context())
+    throw Error("prompt is " + std::to_string(session.position() + int64_t(prompt.size())) +
+                " tokens, longer than the context of " + std::to_string(session.context()) + " tokens");
+  GenerationStats stats;
+  stats.prompt_tokens = int64_t(prompt.size());
+  auto t0 = std::chrono::steady_clock::now();
+  const std::span<const float> last = session.forward(prompt);
+  std::vector<float> logits(last.begin(), last.end());
+  stats.prompt_seconds = seconds_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    if (stats.generated_tokens == max_new) break;
+    const int32_t id = sampler.sample(logits, session.tokens());
+    if (std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end()) {
+      stats.stop = StopReason::stop_token;
+      break;
+    }
+    ++stats.generated_tokens;
+    if (!on_token(id)) {
+      stats.stop = StopReason::callback;
+      break;
+    }
+    if (stats.generated_tokens == max_new) break;
+    if (session.position() == session.context()) {
+      stats.stop = StopReason::context_full;
+      break;
+    }
+    const std::span<const float> next = session.forward(std::span(&id, 1));
+    logits.assign(next.begin(), next.end());
+    ++stats.decode_steps;
+  }
+  stats.decode_seconds = seconds_since(t0);
+  return stats;
+}
+
+}  // namespace trellis::model

@@ -1,0 +1,88 @@
+// Generation on the fixture: greedy decoding from reference.json's prompt
+// reproduces transformers' greedy continuation exactly, through the token
+// API and through the Runner (tokenizer, streaming text).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+#include "trellis/model/generate.hpp"
+#include "trellis/model/runner.hpp"
+
+namespace trellis {
+namespace {
+
+TEST(Generate, GreedyReproducesTransformers) {
+  const auto ref = test::fixture_reference();
+  const auto prompt = ref["prompt_ids"].get<std::vector<int32_t>>();
+  const auto greedy = ref["greedy_ids"].get<std::vector<int32_t>>();
+  const std::vector<int32_t> expected(greedy.begin() + int64_t(prompt.size()), greedy.end());
+  ASSERT_EQ(expected.size(), 48u);
+
+  model::Session s(test::fixture_model(), 256);
+  model::Sampler greedy_sampler({.temperature = 0});
+  std::vector<int32_t> got;
+  const auto stats = model::generate(s, prompt, int64_t(expected.size()), greedy_sampler, {}, [&](int32_t id) {
+    got.push_back(id);
+    return true;
+  });
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(stats.prompt_tokens, int64_t(prompt.size()));
+  EXPECT_EQ(stats.generated_tokens, 48);
+  EXPECT_EQ(stats.decode_steps, 47);
+  EXPECT_EQ(stats.stop, model::StopReason::length);
+  EXPECT_EQ(s.position(), int64_t(prompt.size()) + 47);
+}
+
+TEST(Generate, RunnerStreamsTheGreedyText) {
+  const auto ref = test::fixture_reference();
+  model::Runner runner({.dir = test::kFixtureDir, .context = 128});
+  const auto prompt = runner.encode_prompt(ref["prompt"].get<std::string>());
+  EXPECT_EQ(prompt, ref["prompt_ids"].get<std::vector<int32_t>>());
+  model::Sampler greedy({.temperature = 0});
+  std::string text;
+  runner.complete(prompt, 48, greedy, [&](std::string_view piece) { text += piece; });
+  EXPECT_EQ(ref["prompt"].get<std::string>() + text, ref["greedy_text"].get<std::string>());
+}
+
+TEST(Generate, ContinuationReusesTheSharedPrefix) {
+  model::Runner runner({.dir = test::kFixtureDir, .context = 128});
+  model::Sampler greedy({.temperature = 0});
+  const auto prompt = runner.encode_prompt("ROMEO:\n");
+  std::string first, again;
+  runner.complete(prompt, 8, greedy, [&](std::string_view p) { first += p; });
+  // The same prompt again: all but its last token are reused, same output.
+  const auto stats = runner.continue_with(prompt, 8, greedy, [&](std::string_view p) { again += p; });
+  EXPECT_EQ(stats.prompt_tokens, 1);
+  EXPECT_EQ(again, first);
+}
+
+TEST(Generate, StopsAtTheContext) {
+  model::Session s(test::fixture_model(), 6);
+  model::Sampler greedy({.temperature = 0});
+  int64_t n = 0;
+  const std::vector<int32_t> prompt = {827, 271};
+  const auto stats = model::generate(s, prompt, 100, greedy, {}, [&](int32_t) { return ++n, true; });
+  EXPECT_EQ(stats.stop, model::StopReason::context_full);
+  EXPECT_EQ(s.position(), 6);
+  EXPECT_EQ(stats.generated_tokens, 5);  // the 5th token is reported but has no room to run
+}
+
+TEST(Generate, StopTokenEndsWithoutReportingIt) {
+  const auto ref = test::fixture_reference();
+  const auto greedy_ids = ref["greedy_ids"].get<std::vector<int32_t>>();
+  model::Session s(test::fixture_model(), 64);
+  model::Sampler greedy({.temperature = 0});
+  std::vector<int32_t> got;
+  const std::vector<int32_t> stop = {greedy_ids[5]};  // the 4th generated token
+  const auto stats = model::generate(s, std::span(greedy_ids).first(2), 20, greedy, stop, [&](int32_t id) {
+    got.push_back(id);
+    return true;
+  });
+  EXPECT_EQ(stats.stop, model::StopReason::stop_token);
+  EXPECT_EQ(got, std::vector<int32_t>(greedy_ids.begin() + 2, greedy_ids.begin() + 5));
+}
+
+}  // namespace
+}  // namespace trellis

@@ -1,0 +1,129 @@
+// Sampling: the repetition penalty, the top-k / top-p / min-p masks,
+// greedy ties, and seeded determinism of the draws.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "trellis/model/sampling.hpp"
+
+namespace trellis {
+namespace {
+
+using model::Candidate;
+
+std::vector<int32_t> ids_of(const std::vector<Candidate>& c) {
+  std::vector<int32_t> ids;
+  for (const auto& x : c) ids.push_back(x.id);
+  return ids;
+}
+
+double mass(const std::vector<Candidate>& c) {
+  double m = 0;
+  for (const auto& x : c) m += x.prob;
+  return m;
+}
+
+TEST(Sampling, RepetitionPenaltyDividesPositiveAndMultipliesNegative) {
+  std::vector<float> logits = {2.0f, -2.0f, 3.0f, 1.0f};
+  const std::vector<int32_t> history = {0, 1, 1, 0, 99};  // repeats count once; ids outside the vocab are ignored
+  model::apply_repetition_penalty(logits, history, 2.0f, 0);
+  EXPECT_EQ(logits, (std::vector<float>{1.0f, -4.0f, 3.0f, 1.0f}));
+}
+
+TEST(Sampling, RepetitionPenaltyLooksOnlyAtTheLastTokens) {
+  std::vector<float> logits = {2.0f, 2.0f, 2.0f};
+  model::apply_repetition_penalty(logits, std::vector<int32_t>{0, 1, 2}, 2.0f, 2);
+  EXPECT_EQ(logits, (std::vector<float>{2.0f, 1.0f, 1.0f}));
+}
+
+TEST(Sampling, ArgmaxTakesTheLowestIdOnTies) {
+  EXPECT_EQ(model::argmax(std::vector<float>{1, 5, 5, 2}), 1);
+}
+
+TEST(Sampling, TopKKeepsTheLargestSortedAndNormalized) {
+  const std::vector<float> logits = {0.0f, 3.0f, 1.0f, 2.0f, -1.0f};
+  const auto c = model::top_k_candidates(logits, 1.0f, 3);
+  EXPECT_EQ(ids_of(c), (std::vector<int32_t>{1, 3, 2}));
+  EXPECT_NEAR(mass(c), 1.0, 1e-6);
+  const double z = std::exp(0.0) + std::exp(-1.0) + std::exp(-2.0);
+  EXPECT_NEAR(c[0].prob, 1.0 / z, 1e-6);
+  EXPECT_EQ(model::top_k_candidates(logits, 1.0f, 0).size(), logits.size());  // 0: no top-k
+}
+
+TEST(Sampling, TemperatureSharpensAndFlattens) {
+  const std::vector<float> logits = {1.0f, 0.0f};
+  const float cold = model::top_k_candidates(logits, 0.5f, 0)[0].prob;
+  const float hot = model::top_k_candidates(logits, 2.0f, 0)[0].prob;
+  EXPECT_NEAR(cold, 1.0 / (1.0 + std::exp(-2.0)), 1e-6);
+  EXPECT_NEAR(hot, 1.0 / (1.0 + std::exp(-0.5)), 1e-6);
+}
+
+TEST(Sampling, TopPKeepsTheSmallestSetReachingTheMass) {
+  std::vector<Candidate> c = {{7, 0.5f}, {3, 0.3f}, {9, 0.15f}, {1, 0.05f}};
+  auto p = c;
+  model::keep_top_p(p, 0.8f);
+  EXPECT_EQ(ids_of(p), (std::vector<int32_t>{7, 3}));
+  EXPECT_NEAR(p[0].prob, 0.5 / 0.8, 1e-6);
+  p = c;
+  model::keep_top_p(p, 0.81f);
+  EXPECT_EQ(ids_of(p), (std::vector<int32_t>{7, 3, 9}));
+  p = c;
+  model::keep_top_p(p, 0.1f);  // always one
+  EXPECT_EQ(ids_of(p), (std::vector<int32_t>{7}));
+  p = c;
+  model::keep_top_p(p, 1.0f);
+  EXPECT_EQ(p.size(), 4u);
+}
+
+TEST(Sampling, MinPDropsWhatIsFarBelowTheTop) {
+  std::vector<Candidate> c = {{7, 0.5f}, {3, 0.3f}, {9, 0.15f}, {1, 0.05f}};
+  model::keep_min_p(c, 0.3f);  // floor 0.15
+  EXPECT_EQ(ids_of(c), (std::vector<int32_t>{7, 3, 9}));
+  EXPECT_NEAR(mass(c), 1.0, 1e-6);
+}
+
+TEST(Sampling, GreedyIgnoresTheSeedAndAppliesThePenalty) {
+  std::vector<float> logits = {1.0f, 3.0f, 2.0f};
+  model::Sampler s({.temperature = 0, .repeat_penalty = 2.0f, .seed = 5});
+  EXPECT_EQ(s.sample(logits, std::vector<int32_t>{1}), 2);  // 3/2 < 2
+}
+
+std::vector<int32_t> draws(uint64_t seed, int n) {
+  const std::vector<float> logits = {0.0f, 0.5f, 1.0f, 0.2f, -0.3f, 0.9f};
+  model::Sampler s({.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = seed});
+  std::vector<int32_t> out;
+  for (int i = 0; i < n; ++i) {
+    std::vector<float> l = logits;
+    out.push_back(s.sample(l, {}));
+  }
+  return out;
+}
+
+TEST(Sampling, SameSeedSameTokens) {
+  EXPECT_EQ(draws(42, 200), draws(42, 200));
+  EXPECT_NE(draws(42, 200), draws(43, 200));
+}
+
+TEST(Sampling, DrawsFollowTheDistribution) {
+  const auto d = draws(7, 20000);
+  std::map<int32_t, int> count;
+  for (const int32_t id : d) ++count[id];
+  const std::vector<float> logits = {0.0f, 0.5f, 1.0f, 0.2f, -0.3f, 0.9f};
+  double z = 0;
+  for (const float l : logits) z += std::exp(l);
+  for (int32_t i = 0; i < 6; ++i) EXPECT_NEAR(count[i] / 20000.0, std::exp(logits[size_t(i)]) / z, 0.015) << i;
+}
+
+TEST(Sampling, FiltersComposeInTheSampler) {
+  // top-k 2 leaves ids 2 and 5; min-p 0.99 leaves only the top one.
+  model::Sampler s({.temperature = 1.0f, .top_k = 2, .top_p = 1.0f, .min_p = 0.99f, .seed = 1});
+  for (int i = 0; i < 20; ++i) {
+    std::vector<float> l = {0.0f, 0.5f, 1.0f, 0.2f, -0.3f, 0.9f};
+    EXPECT_EQ(s.sample(l, {}), 2);
+  }
+}
+
+}  // namespace
+}  // namespace trellis

@@ -79,7 +79,7 @@ RowResult RowQuantizer::quantize(const float* w, int64_t cols, uint32_t* words) 
     }
     consider(scale, error_at(w, cols, scale));
     const uint16_t next = refit(w, cols);
-    if (next == scale) break;
+    if (next == scale || !std::isfinite(fp16_to_float(next))) break;
     consider(next, error_at(w, cols, next));
     scale = next;
   }

@@ -40,10 +40,17 @@ constexpr int kBlocksPerSm = 4;
 
 struct ExpandArgs {
   TrellisGeometry geom;
+  int blocks_per_row;  // geom.cols / geom.T (no 64-bit division per run in the kernels)
   const uint32_t* codes;
   const __half* scales;
   __nv_bfloat16* out;
 };
+
+// geom.block_offset(r, b) with blocks_per_row precomputed.
+__device__ __forceinline__ long long block_words(const ExpandArgs& a, int r, int b, int wpb) {
+  if (a.geom.block_interleave == 2) return ((long long)(b >> 1) * a.geom.rows + r) * (2 * wpb) + (b & 1) * wpb;
+  return ((long long)r * a.blocks_per_row + b) * wpb;
+}
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
@@ -58,18 +65,17 @@ __global__ void __launch_bounds__(kThreads) expand_axis1_kernel(const ExpandArgs
   const int C = int(G.cols), T = G.T, wpb = T * K / 32;
   const uint32_t mask = (1u << G.L) - 1u;
   const int runs_per_row = C / 32;
-  const long long total_runs = G.rows * (long long)runs_per_row;
+  const int total_runs = int(G.rows) * runs_per_row;  // < 2^31 (checked by the launcher)
   uint4* wb = buf[warp];
   uint4* out4 = reinterpret_cast<uint4*>(a.out);
 
-  for (long long base = (long long)(blockIdx.x * kWarps + warp) * 32; base < total_runs;
-       base += (long long)gridDim.x * kWarps * 32) {
-    const long long run = min(base + lane, total_runs - 1);
-    const int r = int(run / runs_per_row);
-    const int c = int(run - (long long)r * runs_per_row) * 32;
+  for (int base = (int(blockIdx.x) * kWarps + warp) * 32; base < total_runs; base += int(gridDim.x) * kWarps * 32) {
+    const int run = min(base + lane, total_runs - 1);
+    const int r = run / runs_per_row;
+    const int c = (run - r * runs_per_row) * 32;
     const int b = c / T, t0 = c - b * T;
     uint32_t w[K + 1];
-    load_run<K>(a.codes + G.block_offset(r, b), wpb, run_first_word(T, K, t0), w);
+    load_run<K>(a.codes + block_words(a, r, b, wpb), wpb, run_first_word(T, K, t0), w);
     const float f = row_factor(__half2float(a.scales[r]));
     const int sw = (lane >> 1) & 3;
 #pragma unroll
@@ -87,7 +93,7 @@ __global__ void __launch_bounds__(kThreads) expand_axis1_kernel(const ExpandArgs
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
       const int L = 32 * s + lane, ln = L >> 2, lq = L & 3;
-      if (base + ln < total_runs) out4[base * 4 + L] = wb[ln * 4 + (lq ^ ((ln >> 1) & 3))];
+      if (base + ln < total_runs) out4[(long long)base * 4 + L] = wb[ln * 4 + (lq ^ ((ln >> 1) & 3))];
     }
     __syncwarp();
   }
@@ -113,8 +119,8 @@ __global__ void __launch_bounds__(kThreads) expand_axis0_kernel(const ExpandArgs
       const int b = c / T, t0 = c - b * T, w0 = run_first_word(T, K, t0);
       const int ra = min(r0 + 2 * p, R - 1), rb = min(r0 + 2 * p + 1, R - 1);
       uint32_t wa[K + 1], wbw[K + 1];
-      load_run<K>(a.codes + G.block_offset(ra, b), wpb, w0, wa);
-      load_run<K>(a.codes + G.block_offset(rb, b), wpb, w0, wbw);
+      load_run<K>(a.codes + block_words(a, ra, b, wpb), wpb, w0, wa);
+      load_run<K>(a.codes + block_words(a, rb, b, wpb), wpb, w0, wbw);
       const float fa = row_factor(__half2float(a.scales[ra])), fb = row_factor(__half2float(a.scales[rb]));
       __syncthreads();  // the previous tile's reads are done
 #pragma unroll
@@ -160,12 +166,14 @@ void launch_expand_bf16(const TrellisTensorView& w, uint16_t* out, cudaStream_t 
   if (g.axis == 0 && g.rows % 8 != 0) throw Error("expand form: axis-0 rows must be a multiple of 8");
   if (g.axis != 0 && g.axis != 1) throw Error("expand form: axis must be 0 or 1");
   if (g.rows <= 0 || g.cols <= 0) return;
+  if (g.rows * (g.cols / 32) + 32LL * 8 * 1024 >= (1LL << 31)) throw Error("expand form: tensor too large");
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (sms <= 0) sms = 1;
   ExpandArgs a{};
   a.geom = g;
+  a.blocks_per_row = int(g.cols / g.T);
   a.codes = w.codes;
   a.scales = reinterpret_cast<const __half*>(w.scales);
   a.out = reinterpret_cast<__nv_bfloat16*>(out);

@@ -63,10 +63,12 @@ struct ReduceArgs {
   SwigluTail tail;
 };
 
+// The run at block b, offset t0 of a row-major stored row (one division-free offset).
 template <int K>
-__device__ __forceinline__ void load_item(const TrellisGeometry& g, const uint32_t* __restrict__ codes, int r, int b,
-                                          int t0, uint32_t (&w)[K + 1]) {
-  load_run<K>(codes + g.block_offset(r, b), g.T * K / 32, run_first_word(g.T, K, t0), w);
+__device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int T, int b, int t0,
+                                          uint32_t (&w)[K + 1]) {
+  const int wpb = T * K / 32;
+  load_run<K>(row + b * wpb, wpb, run_first_word(T, K, t0), w);
 }
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
@@ -87,6 +89,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
   const int row1 = NPROJ == 1 ? row0 + 1 : row0;
   const int r0 = min(row0, R - 1), r1 = min(row1, R - 1);
   const uint32_t mask0 = (1u << G0.L) - 1u, mask1 = (1u << G1.L) - 1u;
+  // Row-major axis-1 codes: row r starts at word r·(cols/T)·wpb (block_offset(r, 0)).
+  const uint32_t* __restrict__ row_codes0 = codes0 + (long long)r0 * (C / T) * (T * K0 / 32);
+  const uint32_t* __restrict__ row_codes1 = codes1 + (long long)r1 * (C / T) * (T * K1 / 32);
   const float f0 = row_factor(__half2float(a.scales[0][r0]));
   const float f1 = row_factor(__half2float(a.scales[NPROJ - 1][r1]));
 
@@ -133,18 +138,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
   auto fetch_codes = [&]() {
     const bool valid = col < C;  // runs past the end read block 0 (x is zero there)
     const int bb = valid ? b : 0, tt = valid ? t0 : 0;
-    load_item<K0>(G0, codes0, r0, bb, tt, w0);
-    load_item<K1>(G1, codes1, r1, bb, tt, w1);
+    load_item<K0>(row_codes0, T, bb, tt, w0);
+    load_item<K1>(row_codes1, T, bb, tt, w1);
   };
 
   float acc[2][M];
 #pragma unroll
   for (int m = 0; m < M; ++m) acc[0][m] = acc[1][m] = 0.0f;
 
-  fetch_x(0);
+  // x is prefetched a chunk ahead in registers for M <= 4; at M 5..8 the
+  // registers go to the sums and x is loaded just before it is staged.
+  constexpr bool kPrefetchX = M <= 4;
+  if constexpr (kPrefetchX) fetch_x(0);
   fetch_codes();
   const int n = wc * 32 + lane, swz = lane & 7;
   for (int ch = 0; ch < nchunks; ++ch) {
+    if constexpr (!kPrefetchX) fetch_x(ch);
     __syncthreads();  // the previous chunk's reads are done
     stage_x();
     __syncthreads();
@@ -154,7 +163,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
 #pragma unroll
     for (int i = 0; i <= K1; ++i) c1[i] = w1[i];
     if (ch + 1 < nchunks) {
-      fetch_x(ch + 1);
+      if constexpr (kPrefetchX) fetch_x(ch + 1);
       col += CW;
       t0 += dt;
       b += db;

@@ -10,6 +10,10 @@
 // at the starting scale: the best non-circular encoding (a lower bound for any
 // circular one), the circular result with 1 overlap candidate (QTIP's two
 // passes) and with 2 and 8, and how often each is certified optimal.
+// Last, the speed target: the 28 linears of the fixture model
+// (shakespeare-qwen3-15m: 4 layers of q, k, v, o, gate, up on axis 1 and down
+// on axis 0, 11.0M weights; Gaussian stand-ins, speed does not depend on the
+// values) at k = 3, L = 12 with rotation, timed end to end.
 // Writes one JSON file (default bench/results/viterbi_mse_cpu.json).
 //
 // Usage: viterbi_mse [--out FILE] [--weights N] [--weights-l16 N]
@@ -133,6 +137,40 @@ nlohmann::json tail_biting_run(int k, int L, int blocks) {
   return out;
 }
 
+nlohmann::json fixture_run(int threads) {
+  struct Linear {
+    int64_t out, in;
+    int axis;
+  };
+  const Linear layer[] = {{512, 512, 1},  {256, 512, 1},  {256, 512, 1}, {512, 512, 1},
+                          {1280, 512, 1}, {1280, 512, 1}, {512, 1280, 0}};
+  int64_t weights = 0;
+  double secs = 0.0, cpu = 0.0;
+  for (int l = 0; l < 4; ++l) {
+    for (int i = 0; i < 7; ++i) {
+      const Linear& lin = layer[i];
+      const std::vector<float> W = gaussian(lin.out * lin.in, uint64_t(l * 7 + i));
+      trellis::QuantizeOptions o;
+      o.k = 3;
+      o.L = 12;
+      o.T = kT;
+      o.axis = lin.axis;
+      o.rotate = true;
+      o.seed = uint64_t(l * 7 + i);
+      o.threads = threads;
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = cpu_seconds();
+      trellis::quantize_tensor(W.data(), lin.out, lin.in, o);
+      secs += seconds_since(t0);
+      cpu += cpu_seconds() - c0;
+      weights += lin.out * lin.in;
+    }
+  }
+  return {{"model", "shakespeare-qwen3-15m shapes"}, {"linears", 28}, {"weights", weights}, {"k", 3},
+          {"L", 12}, {"rotate", true}, {"seconds", secs}, {"cpu_seconds", cpu},
+          {"target_seconds_on_2_cores", 120}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +212,9 @@ int main(int argc, char** argv) {
       result["runs"].push_back(run);
     }
   }
+  std::cerr << "fixture shapes, k=3 L=12 rotated ..." << std::flush;
+  result["fixture"] = fixture_run(threads);
+  std::cerr << " " << result["fixture"]["seconds"].get<double>() << " s\n";
   std::ofstream(out_path) << result.dump(2) << "\n";
   std::cerr << "wrote " << out_path << "\n";
   return 0;

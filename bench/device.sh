@@ -17,9 +17,12 @@ cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS
 echo "build ok"
 
 if has sass; then
-  for o in build/device/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/mma_axis*.cu.o; do
-    cuobjdump --dump-sass "$o" >"$OUT/$(basename "$o" .cu.o).sass" 2>&1
+  for o in build/device/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce}.cu.o; do
+    cuobjdump --dump-sass --gpu-architecture sm_90a "$o" >"/tmp/$(basename "$o" .cu.o).sass" 2>&1
   done
+  cat /tmp/mma_axis1.sass /tmp/mma_axis0.sass >/tmp/mma.sass
+  python3 bench/sass_loop_stats.py /tmp/mma.sass --json "$OUT/sass_loop_stats.json" | head -40
+  awk '/Function :/{p = ($0 ~ /mma_axis1_kernelILi2ELi2ELi2E/)} p' /tmp/mma_axis1.sass >"$OUT/mma_axis1_k22.sass"
 fi
 if has tests; then
   ./build/device/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40
@@ -31,9 +34,11 @@ if has bench; then
   ./build/device/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1
 fi
 if has ncu; then
-  ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-      --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats \
-      -k regex:'mma_axis' --launch-skip 20 --launch-count 2 \
-      ./build/device/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >"$OUT/ncu.txt" 2>&1
-  grep -E "mma_axis|Duration|Issue Slots|Issued Ipc|Registers|Achieved Occupancy|Theoretical Occupancy|No Eligible|Eligible Warps|Stall|Memory Throughput|Compute \(SM\)" "$OUT/ncu.txt" | head -60
+  sections="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats
+            --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats --section MemoryWorkloadAnalysis"
+  for k in mma_axis1 mma_axis0 reduce_kernel; do
+    ncu --clock-control none $sections -k regex:"$k" --launch-skip 12 --launch-count 1 \
+        ./build/device/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >>"$OUT/ncu.txt" 2>&1
+  done
+  grep -E "  [a-z_]+kernel|Duration|Issue Slots Busy|Issued Ipc Active|Registers Per|Achieved Occupancy|No Eligible|Eligible Warps Per|Memory Throughput|Compute \(SM\) Throughput|L1/TEX Hit|Mem Busy|Max Bandwidth" "$OUT/ncu.txt" | head -80
 fi

@@ -23,7 +23,7 @@ struct SplitScratch {
 
 // Tensor-core, axis 1: one projection (plain output) or two (gate, up → SwiGLU tail).
 struct MmaAxis1Plan {
-  int tiles, segments, chunks_per_segment, blocks;
+  int tiles, segments, blocks_per_segment, blocks;
   std::size_t partial_floats;  // split-K partials this launch needs (0 when unsplit)
 };
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);

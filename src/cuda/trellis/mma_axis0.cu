@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   __shared__ __align__(16) __half slab_tile[kMmaWarps][kSlabRows][kSlabStride];
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, warp = threadIdx.x >> 5;
   const TrellisGeometry& G = a.geom;
-  const int R = int(G.rows), C = int(G.cols), T = G.T;
-  const int wpb = T * K / 32;
+  const int R = int(G.rows), C = int(G.cols);
+  constexpr int wpb = kBlockT * K / 32;
   const uint32_t mask = (1u << G.L) - 1u;
   const int nslabs = (R + kSlabRows - 1) / kSlabRows;
   const int rr = lane & 15, half = lane >> 4;
@@ -57,12 +57,16 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   __half (*tile)[kSlabStride] = slab_tile[warp];
   const __half* ld_row = &tile[(lane & 7) + 8 * (lane >> 4)][8 * ((lane >> 3) & 1)];
 
+  // Stored row r's words for block b: base(b) + r·row_stride (both layouts).
+  const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
+
   const UnitRange ur = block_units(a.units);
   for (int u = ur.begin + warp; u < ur.end; u += kMmaWarps) {
     const int ct = u / a.segments, seg = u - ct * a.segments;
     const int crun = ct * kSlabCols + 32 * half;
-    const int b = crun / T, t0 = crun - b * T;
-    const int w0 = run_first_word(T, K, t0);
+    const int b = crun / kBlockT;
+    const RunWords at = run_words<K>(crun - b * kBlockT);
+    const uint32_t* block_base = a.codes + G.block_offset(0, b);
     const int sbeg = seg * a.slabs_per_segment, send = min(nslabs, sbeg + a.slabs_per_segment);
     float acc[4][4] = {};
     // A ring of kAxis0Prefetch slabs in flight: a slab's code words and
@@ -70,9 +74,10 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     uint32_t w[kAxis0Prefetch][K + 1], bx[kAxis0Prefetch][2];
     auto load_slab = [&](int sl, uint32_t(&wv)[K + 1], uint32_t(&xv)[2]) {
       const int r = min(sl * kSlabRows + rr, R - 1);
-      load_run<K>(a.codes + G.block_offset(r, b), wpb, w0, wv);
-      xv[0] = has_x ? __ldg(xrow + (sl * kSlabRows + 2 * q) / 2) : 0u;
-      xv[1] = has_x ? __ldg(xrow + (sl * kSlabRows + 2 * q + 8) / 2) : 0u;
+      load_run<K>(block_base + r * row_stride, at, wv);
+      const uint32_t* xs = xrow + sl * (kSlabRows / 2) + q;
+      xv[0] = has_x ? __ldg(xs) : 0u;
+      xv[1] = has_x ? __ldg(xs + 4) : 0u;
     };
 #pragma unroll
     for (int j = 0; j < kAxis0Prefetch; ++j)

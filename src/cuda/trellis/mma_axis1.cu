@@ -44,81 +44,96 @@ struct Axis1Args {
   const uint32_t* xf;  // staged fp16 activations as words, [M][cols/2]
   const float* info;   // per row m: {Σ xf, 2^-E}
   int M;
-  int segments, chunks_per_segment, units;
+  int segments, blocks_per_segment, units;
   float* partials;
   unsigned* counters;
   __nv_bfloat16* out;  // [M][rows]
   SwigluTail tail;
 };
 
+// Stored-row stride and block offset in words (row-major axis-1 codes).
+struct RowCodes {
+  const uint32_t* base;
+  int row_words;
+  __device__ __forceinline__ const uint32_t* row(int r) const { return base + size_t(r) * row_words; }
+};
+
 template <int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_kernel(const Axis1Args a) {
+  constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const TrellisGeometry& G = a.geom[0];
-  const int R = int(G.rows), C = int(G.cols), T = G.T;
-  const int wpb0 = T * K0 / 32, wpb1 = T * K1 / 32;
-  const uint32_t mask = (1u << G.L) - 1u;
-  const int nchunks = C / kChunkCols;
+  const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
+  const uint32_t mask = (1u << a.geom[0].L) - 1u;
+  const int nblocks = C / kBlockT;
   const bool has_x = g < a.M;
-  const uint4* xrow = reinterpret_cast<const uint4*>(a.xf + size_t(has_x ? g : 0) * (C / 2));
+  const uint4* xrow = reinterpret_cast<const uint4*>(a.xf + size_t(has_x ? g : 0) * (C / 2)) + 4 * q;
+  const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
+  // Half h of a block: this lane's run starts at position 128h + 32q.
+  const RunWords g_at[2] = {run_words<K0>(32 * q), run_words<K0>(128 + 32 * q)};
+  const RunWords u_at[2] = {run_words<K1>(32 * q), run_words<K1>(128 + 32 * q)};
 
   const UnitRange ur = block_units(a.units);
   for (int u = ur.begin + int(threadIdx.x >> 5); u < ur.end; u += kMmaWarps) {
     const int tile = u / a.segments, seg = u - tile * a.segments;
     const int r0 = tile * kTileRows + g, r1 = r0 + 8;
-    const int rr0 = min(r0, R - 1), rr1 = min(r1, R - 1);
-    const int cbeg = seg * a.chunks_per_segment, cend = min(nchunks, cbeg + a.chunks_per_segment);
+    const int bbeg = seg * a.blocks_per_segment, bend = min(nblocks, bbeg + a.blocks_per_segment);
+    const uint32_t* pg0 = gate.row(min(r0, R - 1)) + bbeg * wpb0;
+    const uint32_t* pg1 = gate.row(min(r1, R - 1)) + bbeg * wpb0;
+    const uint32_t* pu0 = up.row(min(r0, R - 1)) + bbeg * wpb1;
+    const uint32_t* pu1 = up.row(min(r1, R - 1)) + bbeg * wpb1;
+    const uint4* px = xrow + bbeg * (kBlockT / 8);
     float acc[NPROJ][4];
 #pragma unroll
     for (int p = 0; p < NPROJ; ++p) acc[p][0] = acc[p][1] = acc[p][2] = acc[p][3] = 0.0f;
 
-    // Code words of the current chunk; the next chunk's are loaded before the
-    // current one is decoded, so HBM latency overlaps the decode.
+    // Code words of the current half-block chunk; the next chunk's are loaded
+    // before this one is decoded, so HBM latency overlaps the decode.
     uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
-    auto load_chunk = [&](int ch, uint32_t(&a0)[K0 + 1], uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1],
-                          uint32_t(&b1)[K1 + 1]) {
-      const int c = ch * kChunkCols + 32 * q;
-      const int b = c / T, t0 = c - b * T;
-      load_run<K0>(a.codes[0] + G.block_offset(rr0, b), wpb0, run_first_word(T, K0, t0), a0);
-      load_run<K0>(a.codes[0] + G.block_offset(rr1, b), wpb0, run_first_word(T, K0, t0), a1);
+    uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
+    auto load_chunk = [&](int off0, int off1, const RunWords& ga, const RunWords& ua, uint32_t(&a0)[K0 + 1],
+                          uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1], uint32_t(&b1)[K1 + 1]) {
+      load_run<K0>(pg0 + off0, ga, a0);
+      load_run<K0>(pg1 + off0, ga, a1);
       if constexpr (NPROJ == 2) {
-        const TrellisGeometry& U = a.geom[1];
-        load_run<K1>(a.codes[1] + U.block_offset(rr0, b), wpb1, run_first_word(T, K1, t0), b0);
-        load_run<K1>(a.codes[1] + U.block_offset(rr1, b), wpb1, run_first_word(T, K1, t0), b1);
+        load_run<K1>(pu0 + off1, ua, b0);
+        load_run<K1>(pu1 + off1, ua, b1);
       }
     };
-    if (cbeg < cend) load_chunk(cbeg, g0, g1, u0, u1);
-    for (int ch = cbeg; ch < cend; ++ch) {
-      const int c = ch * kChunkCols + 32 * q;
-      uint32_t xw[16];
-      if (has_x) {
+    if (bbeg < bend) load_chunk(0, 0, g_at[0], u_at[0], g0, g1, u0, u1);
+    for (int b = bbeg; b < bend; ++b) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const uint4 v = __ldg(xrow + c / 8 + i);
-          xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+      for (int h = 0; h < 2; ++h) {
+        uint32_t xw[16];
+        if (has_x) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const uint4 v = __ldg(px + 16 * h + i);
+            xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 16; ++i) xw[i] = 0u;
         }
-      } else {
+        if (h == 0) load_chunk(0, 0, g_at[1], u_at[1], ng0, ng1, nu0, nu1);
+        else if (b + 1 < bend) load_chunk(wpb0, wpb1, g_at[0], u_at[0], ng0, ng1, nu0, nu1);
 #pragma unroll
-        for (int i = 0; i < 16; ++i) xw[i] = 0u;
-      }
-      uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
-      if (ch + 1 < cend) load_chunk(ch + 1, ng0, ng1, nu0, nu1);
-#pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        mma_f16_16816(acc[0], biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
-                      biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
-                      xw[2 * s + 1]);
-        if constexpr (NPROJ == 2)
-          mma_f16_16816(acc[NPROJ - 1], biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
-                        biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+        for (int s = 0; s < 8; ++s) {
+          mma_f16_16816(acc[0], biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+                        biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
                         xw[2 * s + 1]);
-      }
+          if constexpr (NPROJ == 2)
+            mma_f16_16816(acc[NPROJ - 1], biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+                          biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+                          xw[2 * s + 1]);
+        }
 #pragma unroll
-      for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
-      if constexpr (NPROJ == 2) {
+        for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
+        if constexpr (NPROJ == 2) {
 #pragma unroll
-        for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
+          for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
+        }
       }
+      pg0 += wpb0, pg1 += wpb0, pu0 += wpb1, pu1 += wpb1, px += kBlockT / 8;
     }
 
     // Entry e of the accumulators: row (e < 2 ? r0 : r1), activation row 2q + (e & 1).
@@ -191,13 +206,13 @@ Launcher pick(int k0, int k1, int nproj) {
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count) {
   MmaAxis1Plan p{};
   p.tiles = int((g.rows + kTileRows - 1) / kTileRows);
-  const int nchunks = int(g.cols / kChunkCols);
+  const int nblocks = int(g.cols / kBlockT);
   p.blocks = sm_count * kMmaMinBlocksPerSm;
   // Fewest segments giving every resident warp kUnitsPerWarp units.
   const int want_units = p.blocks * kMmaWarps * kUnitsPerWarp;
-  int segments = std::clamp((want_units + p.tiles - 1) / p.tiles, 1, nchunks);
-  p.chunks_per_segment = (nchunks + segments - 1) / segments;
-  p.segments = (nchunks + p.chunks_per_segment - 1) / p.chunks_per_segment;
+  const int segments = std::clamp((want_units + p.tiles - 1) / p.tiles, 1, nblocks);
+  p.blocks_per_segment = (nblocks + segments - 1) / segments;
+  p.segments = (nblocks + p.blocks_per_segment - 1) / p.blocks_per_segment;
   p.blocks = std::min(p.blocks, p.tiles * p.segments);
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * nproj * g.rows * M : 0;
   return p;
@@ -217,7 +232,7 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.info = info;
   a.M = M;
   a.segments = plan.segments;
-  a.chunks_per_segment = plan.chunks_per_segment;
+  a.blocks_per_segment = plan.blocks_per_segment;
   a.units = plan.tiles * plan.segments;
   a.partials = scratch.partials;
   a.counters = scratch.counters;

@@ -20,6 +20,7 @@ namespace trellis::cuda::detail {
 
 inline constexpr float kHalfBias = 1534.0f;  // (y + 1534) is what the MMA sees
 
+// Any T: the run's first word and the k+1 words, wrapping past the block end.
 __device__ __forceinline__ int run_first_word(int T, int k, int t0) { return (T - 32 - t0) * k / 32; }
 
 template <int K>
@@ -31,6 +32,38 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
     if (wi >= wpb) wi -= wpb;
     w[i] = __ldg(block + wi);
   }
+}
+
+// The tensor-core forms decode T = 256 blocks (the format's practical block).
+inline constexpr int kBlockT = 256;
+
+// Where a run's k+1 words sit in its block: words first..first+k-1 never wrap
+// (first = (T-32-t0)·k/32 <= wpb-k); word k is at `last` = (first+k) mod wpb.
+struct RunWords {
+  int first, last;
+};
+template <int K>
+__device__ __forceinline__ RunWords run_words(int t0) {
+  const int first = (kBlockT - 32 - t0) * K / 32;
+  const int wpb = kBlockT * K / 32;
+  return {first, first + K == wpb ? 0 : first + K};
+}
+
+// The k+1 words of a run. first·4 bytes is 16-byte aligned for k = 4 and
+// 8-byte aligned for k = 2 (t0 is a multiple of 32), so those load as vectors.
+template <int K>
+__device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, RunWords at, uint32_t (&w)[K + 1]) {
+  if constexpr (K == 4) {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(block + at.first));
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else if constexpr (K == 2) {
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(block + at.first));
+    w[0] = v.x, w[1] = v.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < K; ++i) w[i] = __ldg(block + at.first + i);
+  }
+  w[K] = __ldg(block + at.last);
 }
 
 // State of position j (0..31) of a loaded run.

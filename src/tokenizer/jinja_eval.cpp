@@ -32,13 +32,19 @@ void bind_targets(const std::vector<std::string>& targets, const Value& item, Co
   for (std::size_t k = 0; k < targets.size(); ++k) ctx.assign(targets[k], item.as_list()[k]);
 }
 
-// The `loop` variable of iteration i of n.
-Value loop_info(std::size_t i, std::size_t n) {
-  const auto idx = static_cast<int64_t>(i), len = static_cast<int64_t>(n);
+// The `loop` variable of iteration i over items.
+Value loop_info(const std::vector<Value>& items, std::size_t i) {
+  const auto idx = static_cast<int64_t>(i), len = static_cast<int64_t>(items.size());
   Dict d;
-  d.items = {{"index0", Value(idx)},       {"index", Value(idx + 1)},       {"first", Value(i == 0)},
-             {"last", Value(i + 1 == n)},  {"length", Value(len)},          {"revindex", Value(len - idx)},
-             {"revindex0", Value(len - idx - 1)}};
+  d.items = {{"index0", Value(idx)},
+             {"index", Value(idx + 1)},
+             {"first", Value(i == 0)},
+             {"last", Value(idx + 1 == len)},
+             {"length", Value(len)},
+             {"revindex", Value(len - idx)},
+             {"revindex0", Value(len - idx - 1)},
+             {"previtem", i > 0 ? items[i - 1] : Value()},
+             {"nextitem", idx + 1 < len ? items[i + 1] : Value()}};
   return Value(std::move(d));
 }
 
@@ -191,7 +197,7 @@ Flow ForStmt::exec(Context& ctx) const {
   for (std::size_t i = 0; i < items.size(); ++i) {
     ctx.scopes.emplace_back();
     bind_targets(targets, items[i], ctx);
-    ctx.assign("loop", loop_info(i, items.size()));
+    ctx.assign("loop", loop_info(items, i));
     const Flow f = exec_body(body, ctx);
     ctx.scopes.pop_back();
     if (f == Flow::Break) break;

@@ -15,7 +15,6 @@ class Normalizer {
   explicit Normalizer(const nlohmann::json& spec);
   // text must be valid UTF-8.
   std::string apply(std::string_view text) const;
-  bool identity() const { return forms_.empty(); }
 
  private:
   enum class Form { NFC, NFD, NFKC, NFKD };

@@ -22,7 +22,6 @@ class PreTokenizer {
   explicit PreTokenizer(const nlohmann::json& spec);
   // text must be valid UTF-8.
   std::vector<std::string> split(std::string_view text) const;
-  bool byte_level() const { return byte_level_; }
 
  private:
   struct Step {

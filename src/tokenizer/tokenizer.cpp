@@ -29,12 +29,14 @@ json parse(std::string_view text, const char* what) {
   }
 }
 
-const json& decoder_must_be_byte_level(const json& tok) {
-  const json& d = tok.contains("decoder") ? tok["decoder"] : json();
+// The field, or null when absent.
+json field(const json& j, const char* key) { return j.contains(key) ? j[key] : json(); }
+
+void require_byte_level_decoder(const json& tok) {
+  const json d = field(tok, "decoder");
   const std::string type = d.is_object() ? d.value("type", "") : "null";
   if (type != "ByteLevel")
     throw Error("tokenizer.json: decoder '" + type + "' is not supported (byte-level BPE needs ByteLevel)");
-  return tok;
 }
 
 // A special-token entry of tokenizer_config.json: "text", {"content": "text"} or null.
@@ -81,7 +83,7 @@ struct Tokenizer::Impl {
   std::vector<std::string> text_of;   // id -> token as the vocabulary writes it
   std::vector<std::string> bytes_of;  // id -> raw bytes
   std::vector<bool> used, special;
-  std::unordered_map<std::string, int32_t> id_of;  // vocabulary and added tokens
+  std::unordered_map<std::string, int32_t> added_ids;  // added tokens (the vocabulary is in bpe)
 
   std::optional<std::string> bos_token, eos_token, chat_template;
   std::optional<int32_t> bos_id;
@@ -89,16 +91,21 @@ struct Tokenizer::Impl {
   bool add_bos = false;
 
   explicit Impl(const json& tok)
-      : normalizer(decoder_must_be_byte_level(tok).contains("normalizer") ? tok["normalizer"] : json()),
-        pre_tokenizer(tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : json()),
+      : normalizer(field(tok, "normalizer")),
+        pre_tokenizer(field(tok, "pre_tokenizer")),
         bpe(tok.at("model")),
-        added(tok.contains("added_tokens") ? tok["added_tokens"] : json()) {
-    id_of = bpe.vocab();
+        added(field(tok, "added_tokens")) {
     for (const auto& [text, id] : bpe.vocab()) set(id, text, unicode_text_to_bytes(text), false);
     for (const AddedToken& a : added.tokens()) {
       set(a.id, a.content, a.content, a.special);
-      id_of[a.content] = a.id;
+      added_ids[a.content] = a.id;
     }
+  }
+
+  std::optional<int32_t> find(const std::string& token) const {
+    if (const auto it = added_ids.find(token); it != added_ids.end()) return it->second;
+    if (const auto it = bpe.vocab().find(token); it != bpe.vocab().end()) return it->second;
+    return std::nullopt;
   }
 
   void set(int32_t id, const std::string& text, std::string bytes, bool is_special) {
@@ -117,9 +124,9 @@ struct Tokenizer::Impl {
   }
 
   int32_t id_for(const std::string& text, const char* what) const {
-    const auto it = id_of.find(text);
-    if (it == id_of.end()) throw Error(std::string("tokenizer_config.json: ") + what + " '" + text + "' is not a token");
-    return it->second;
+    const auto id = find(text);
+    if (!id) throw Error(std::string("tokenizer_config.json: ") + what + " '" + text + "' is not a token");
+    return *id;
   }
 
   void read_config(const json& config, const json& generation) {
@@ -131,7 +138,7 @@ struct Tokenizer::Impl {
     if (eos_token) eos_ids.push_back(id_for(*eos_token, "eos_token"));
     if (generation.contains("bos_token_id") && generation["bos_token_id"].is_number_integer())
       bos_id = generation["bos_token_id"].get<int32_t>();
-    const json& eos = generation.contains("eos_token_id") ? generation["eos_token_id"] : json();
+    const json eos = field(generation, "eos_token_id");
     for (const json& e : eos.is_array() ? eos : json::array({eos})) {
       if (!e.is_number_integer()) continue;
       const auto id = e.get<int32_t>();
@@ -153,7 +160,9 @@ Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
                                std::string_view generation_config_json) {
-  auto impl = std::make_unique<Impl>(parse(tokenizer_json, "tokenizer.json"));
+  const json tok = parse(tokenizer_json, "tokenizer.json");
+  require_byte_level_decoder(tok);
+  auto impl = std::make_unique<Impl>(tok);
   impl->read_config(
       tokenizer_config_json.empty() ? json::object() : parse(tokenizer_config_json, "tokenizer_config.json"),
       generation_config_json.empty() ? json::object() : parse(generation_config_json, "generation_config.json"));
@@ -206,9 +215,7 @@ const std::string& Tokenizer::token(int32_t id) const { return impl_->checked(im
 const std::string& Tokenizer::token_bytes(int32_t id) const { return impl_->checked(impl_->bytes_of, id); }
 
 std::optional<int32_t> Tokenizer::id(std::string_view token) const {
-  const auto it = impl_->id_of.find(std::string(token));
-  if (it == impl_->id_of.end()) return std::nullopt;
-  return it->second;
+  return impl_->find(std::string(token));
 }
 
 bool Tokenizer::is_special(int32_t id) const { return has_id(id) && impl_->special[id]; }

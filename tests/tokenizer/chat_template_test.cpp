@@ -178,6 +178,9 @@ TEST(ChatTemplate, Statements) {
                    "{% endfor %}",
                    {{"xs", {"a", "b"}}}),
             "01TrueFalse2;12FalseTrue2;");
+  EXPECT_EQ(render("{% for x in [1, 2, 3] %}{{ loop.previtem }}<{{ x }}>{{ loop.nextitem }} {{ loop.revindex0 }}|"
+                   "{% endfor %}"),
+            "<1>2 2|1<2>3 1|2<3> 0|");
   EXPECT_EQ(render("{% set ns = namespace(n=0) %}{% for x in [1, 2, 3] %}{% set ns.n = ns.n + x %}{% endfor %}{{ ns.n }}"),
             "6");
   // A plain set inside a loop does not leak out of it.

@@ -4,8 +4,9 @@
 //
 // The interpreter covers the Jinja subset Hugging Face chat templates use
 // (Qwen2/Qwen3, Llama-3 and ChatML among them): {% if/elif/else %},
-// {% for %} with loop.index0/index/first/last/length, {% set %} including
-// namespace() attributes, break/continue, expressions with ~ + - * / // %
+// {% for %} with loop.index0/index/first/last/length/previtem/nextitem,
+// {% set %} including namespace() attributes, break/continue, expressions
+// with ~ + - * / // %
 // comparisons and/or/not/in/is, slices, filters (trim, length, tojson,
 // join, default, ...), string methods (startswith, endswith, strip, lstrip,
 // rstrip, split, ...), raise_exception, and whitespace control as Hugging

@@ -7,4 +7,4 @@ scripts/setup.sh
 . scripts/env.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target trellis -j "$jobs"
-./build/release/trellis inspect models/shakespeare-qwen3-15m
+./build/release/trellis run -p "ROMEO:" -n 64

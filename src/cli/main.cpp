@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"trellis: run trellis-coded (QTIP-style 1MAD) language models"};
   app.require_subcommand(1);
   trellis::cli::add_inspect(app);
+  trellis::cli::add_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@ namespace trellis::model {
 namespace {
 
 tokenizer::Tokenizer load_tokenizer(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) throw Error(dir.string() + ": not a model directory");
   if (!std::filesystem::exists(dir / "tokenizer.json"))
     throw Error(dir.string() + ": no tokenizer.json (the model directory needs its tokenizer)");
   return tokenizer::Tokenizer::from_dir(dir);

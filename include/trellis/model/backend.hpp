@@ -128,7 +128,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // E.g. "cpu (2 threads)".
+  // E.g. "cpu, 2 threads".
   virtual std::string name() const = 0;
 
   // Weights. Throw trellis::Error naming the tensor for what the backend

@@ -2,8 +2,8 @@
 // its Model on the chosen device and one Session — for `trellis run` and
 // anything else that wants text in and streamed text out.
 //
-// Loading checks, in order, with a trellis::Error naming what is wrong:
-// tokenizer.json present ("<dir>: no tokenizer.json ..."), the tokenizer,
+// Loading checks, in order, with a trellis::Error naming what is wrong: the
+// directory exists, tokenizer.json is present ("<dir>: no tokenizer.json ..."), the tokenizer,
 // the model (architecture, weights; trellis/model/model.hpp), the context
 // (≥ 1). The context defaults to the model's max_position_embeddings, at
 // most kDefaultContext (kDefaultContext when the config does not say).

@@ -75,7 +75,9 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend() : pool_(trellis::cpu::thread_count()) {}
 
-  std::string name() const override { return "cpu (" + std::to_string(pool_.size()) + " threads)"; }
+  std::string name() const override {
+    return "cpu, " + std::to_string(pool_.size()) + (pool_.size() == 1 ? " thread" : " threads");
+  }
 
   std::unique_ptr<LinearWeight> load_linear(const LinearSource& w) override { return std::make_unique<CpuLinear>(w); }
   std::unique_ptr<GateUpWeight> load_gate_up(const LinearSource& gate, const LinearSource& up) override {

@@ -1,0 +1,134 @@
+// `trellis run`: generate from a prompt, or chat, with a model on the CPU
+// (or CUDA once that backend exists). Generated text streams to stdout as
+// it comes (complete UTF-8 pieces); after each generation one stats line
+// goes to stderr: prompt tokens and tok/s, generated tokens and tok/s, the
+// backend. Without -m the model is models/shakespeare-qwen3-15m under the
+// working directory, else under the source tree this binary was built from.
+//
+// --chat reads user turns from stdin, one per line, until EOF. Each turn
+// renders the whole conversation with the model's chat template (ChatML
+// when it has none) and runs only what the session does not already hold.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trellis/cpu/threads.hpp"
+#include "trellis/error.hpp"
+#include "trellis/model/runner.hpp"
+#include "trellis/model/sampling.hpp"
+#include "trellis/tokenizer/chat_template.hpp"
+#include "verbs.hpp"
+
+namespace trellis::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultModel = "models/shakespeare-qwen3-15m";
+
+struct RunArgs {
+  std::string model;
+  std::string prompt;
+  bool chat = false;
+  int64_t max_new = 256;
+  model::SamplingParams sampling;
+  std::optional<uint64_t> seed;
+  std::string device = "cpu";
+  int64_t context = 0;
+  int threads = 0;
+};
+
+fs::path resolve_model(const std::string& given) {
+  if (!given.empty()) return given;
+  for (const fs::path& base : {fs::current_path(), fs::path(TRELLIS_SOURCE_DIR)})
+    if (fs::is_directory(base / kDefaultModel)) return base / kDefaultModel;
+  throw Error(fmt::format("no model given (-m DIR) and the default {} is neither under {} nor under {}",
+                          kDefaultModel, fs::current_path().string(), TRELLIS_SOURCE_DIR));
+}
+
+void print_stats(const model::GenerationStats& s, const model::Runner& runner) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "\nprompt: %lld tokens, %.1f tok/s | generation: %lld tokens, %.1f tok/s | %s\n",
+               (long long)s.prompt_tokens, s.prompt_tokens_per_second(), (long long)s.generated_tokens,
+               s.generation_tokens_per_second(), runner.model().backend().name().c_str());
+}
+
+void print_piece(std::string_view piece) {
+  std::fwrite(piece.data(), 1, piece.size(), stdout);
+  std::fflush(stdout);
+}
+
+void chat(model::Runner& runner, model::Sampler& sampler, int64_t max_new) {
+  const tokenizer::Tokenizer& tok = runner.tokenizer();
+  const auto chat_template = tokenizer::ChatTemplate::for_tokenizer(tok);
+  const auto options = tokenizer::ChatOptions::for_tokenizer(tok);
+  std::vector<tokenizer::ChatMessage> messages;
+  std::string line;
+  for (;;) {
+    std::fputs("> ", stderr);
+    if (!std::getline(std::cin, line)) break;
+    if (line.empty()) continue;
+    messages.push_back({"user", line});
+    const auto prompt = tok.encode(chat_template.render(messages, options), /*allow_special=*/true);
+    std::string reply;
+    const auto stats = runner.continue_with(prompt, max_new, sampler, [&](std::string_view piece) {
+      reply += piece;
+      print_piece(piece);
+    });
+    messages.push_back({"assistant", reply});
+    print_stats(stats, runner);
+  }
+  std::fputs("\n", stderr);
+}
+
+void run(const RunArgs& a) {
+  if (a.chat == !a.prompt.empty()) throw Error("run: give either a prompt (-p TEXT) or --chat");
+  if (a.threads > 0) trellis::cpu::set_thread_count(a.threads);
+  model::SamplingParams params = a.sampling;
+  params.seed = a.seed ? *a.seed : std::random_device{}();
+  model::Sampler sampler(params);
+  model::Runner runner({.dir = resolve_model(a.model), .device = model::parse_device(a.device), .context = a.context});
+  if (a.chat) return chat(runner, sampler, a.max_new);
+  // The prompt is echoed once generation has started, so an error stays one line.
+  bool echoed = false;
+  const auto echo_then = [&](std::string_view piece) {
+    if (!std::exchange(echoed, true)) print_piece(a.prompt);
+    print_piece(piece);
+  };
+  const auto stats = runner.complete(runner.encode_prompt(a.prompt), a.max_new, sampler, echo_then);
+  if (!echoed) print_piece(a.prompt);
+  print_stats(stats, runner);
+}
+
+}  // namespace
+
+void add_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "generate text from a prompt, or chat");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("-m,--model", a->model, std::string("model directory (default: ") + kDefaultModel + ")");
+  auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "the prompt");
+  cmd->add_flag("--chat", a->chat, "chat: read user turns from stdin (one per line) until EOF")->excludes(prompt);
+  cmd->add_option("-n,--max-tokens", a->max_new, "most tokens to generate")->capture_default_str();
+  cmd->add_option("--temp", a->sampling.temperature, "temperature (0: greedy)")->capture_default_str();
+  cmd->add_option("--top-k", a->sampling.top_k, "keep the k most likely tokens (0: off)")->capture_default_str();
+  cmd->add_option("--top-p", a->sampling.top_p, "keep the smallest set with this mass (1: off)")->capture_default_str();
+  cmd->add_option("--min-p", a->sampling.min_p, "drop tokens below min-p x the top one (0: off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", a->sampling.repeat_penalty, "penalty for recent tokens (1: off)")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", a->sampling.repeat_last_n, "how many recent tokens (0: all)")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "sampling seed (default: random)");
+  cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("-c,--context", a->context, "context length in tokens (default: the model's, at most 4096)");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace trellis::cli

@@ -1,0 +1,61 @@
+// `trellis run`, as a process: a short generation prints its text and one
+// stats line and exits 0; errors are one line on stderr with exit status 1.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace trellis {
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string("'") + TRELLIS_BIN + "' run " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
+  const int status = ::pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (const char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(RunCli, GeneratesAndPrintsStats) {
+  const Result r = run("-p 'ROMEO:' -n 8 --seed 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("ROMEO:", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("prompt: 2 tokens"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("generation: 8 tokens"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tok/s"), std::string::npos) << r.output;
+}
+
+TEST(RunCli, GreedyIsTheReferenceContinuation) {
+  const Result r = run("-m '" TRELLIS_SOURCE_DIR "/models/shakespeare-qwen3-15m' -p 'ROMEO:\n' -n 12 --temp 0");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("ROMEO:\nI'll tell her my heart, and be in my heart", 0), 0u) << r.output;
+}
+
+TEST(RunCli, ErrorsAreOneLine) {
+  for (const char* args : {"-p x -m /nonexistent-model-dir", "-p x --device cuda", "-n 4", "-p 'ROMEO: hello' -c 2"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.output;
+    EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << args << ": " << r.output;
+    EXPECT_EQ(lines(r.output), 1) << args << ": " << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace trellis

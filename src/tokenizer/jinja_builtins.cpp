@@ -13,9 +13,10 @@ namespace {
 
 using K = Value::Kind;
 
-constexpr std::array kFilters{"trim",  "length", "count", "tojson", "upper",   "lower",      "default",
-                              "d",     "join",   "first", "last",   "string",  "int",        "float",
-                              "items", "list",   "reverse", "replace", "capitalize", "title", "safe"};
+constexpr std::array kFilters{"trim",   "length",     "count",   "tojson", "upper",      "lower",      "default",
+                              "d",      "join",       "first",   "last",   "string",     "int",        "float",
+                              "items",  "list",       "reverse", "replace", "capitalize", "title",     "safe",
+                              "select", "reject",     "selectattr", "rejectattr"};
 constexpr std::array kTests{"defined", "undefined", "none",     "string",   "number", "integer", "float",
                             "boolean", "true",      "false",    "mapping",  "sequence", "iterable", "equalto",
                             "eq",      "ne",        "odd",      "even"};
@@ -180,8 +181,29 @@ Value apply_filter(const std::string& name, const Value& v, const CallArgs& a) {
   if (name == "trim") return strip(v.str(), arg(a, 0, "chars"), true, true);
   if (name == "length" || name == "count") return length(v);
   if (name == "tojson") {
-    max_args(a, 0, what);
-    return v.to_json();
+    max_args(a, 1, what);
+    const Value indent = arg(a, 0, "indent", Value::none());
+    if (indent.kind() != K::None && indent.kind() != K::Int) throw TemplateError("tojson: indent must be an integer");
+    return v.to_json(indent.kind() == K::Int ? static_cast<int>(indent.as_int()) : -1);
+  }
+  if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
+    // select(test, args...) / selectattr(attr, test, args...); no test: truthiness
+    const bool by_attr = name.ends_with("attr");
+    const bool keep_if = name.starts_with("select");
+    if (a.positional.size() < (by_attr ? 1u : 0u) || !a.keyword.empty())
+      throw TemplateError(what + " takes positional arguments only");
+    const std::size_t t = by_attr ? 1 : 0;
+    CallArgs test_args;
+    if (a.positional.size() > t + 1) test_args.positional.assign(a.positional.begin() + t + 1, a.positional.end());
+    const std::string test = a.positional.size() > t ? need_string(a.positional[t], what) : "";
+    if (!test.empty() && !is_test(test)) throw TemplateError(what + ": test '" + test + "' is not supported");
+    List out;
+    for (const Value& x : iterate(v)) {
+      const Value subject = by_attr ? subscript(x, a.positional[0]) : x;
+      const bool pass = test.empty() ? subject.truthy() : apply_test(test, subject, test_args);
+      if (pass == keep_if) out.push_back(x);
+    }
+    return out;
   }
   if (name == "upper") return ascii_case(v.str(), [](int c) { return std::toupper(c); });
   if (name == "lower") return ascii_case(v.str(), [](int c) { return std::tolower(c); });

@@ -1,8 +1,9 @@
 // The filters, tests, global functions and methods the chat-template
 // interpreter knows. The parser asks is_filter/is_test/is_function so an
 // unknown name is an error at load time, not at render time.
-//   filters:   trim length count tojson upper lower default d join first last
-//              string int float items list reverse replace capitalize title safe
+//   filters:   trim length count tojson([indent]) upper lower default d join
+//              first last string int float items list reverse replace
+//              capitalize title safe select reject selectattr rejectattr
 //   tests:     defined undefined none string number integer float boolean true
 //              false mapping sequence iterable equalto eq ne odd even
 //   functions: raise_exception namespace range

@@ -175,7 +175,15 @@ std::string Value::repr() const {
   return "";
 }
 
-std::string Value::to_json() const {
+std::string Value::to_json(int indent, int depth) const {
+  // Between items, and before the closing bracket, per Python's layout.
+  auto line_break = [&](int level) {
+    std::string b(indent < 0 ? "" : "\n");
+    if (indent >= 0) b.append(static_cast<std::size_t>(level * indent), ' ');
+    return b;
+  };
+  const std::string sep = (indent < 0 ? ", " : ",") + line_break(depth + 1);
+  const std::string open = line_break(depth + 1), close = line_break(depth);
   switch (kind_) {
     case Kind::None: return "null";
     case Kind::Bool: return as_bool() ? "true" : "false";
@@ -188,15 +196,18 @@ std::string Value::to_json() const {
     }
     case Kind::String: return json_string(as_string());
     case Kind::List: {
-      std::string s = "[";
-      for (std::size_t i = 0; i < as_list().size(); ++i) s += (i ? ", " : "") + as_list()[i].to_json();
-      return s + "]";
+      if (as_list().empty()) return "[]";
+      std::string s = "[" + open;
+      for (std::size_t i = 0; i < as_list().size(); ++i) s += (i ? sep : "") + as_list()[i].to_json(indent, depth + 1);
+      return s + close + "]";
     }
     case Kind::Dict: {
-      std::string s = "{";
+      if (as_dict().items.empty()) return "{}";
+      std::string s = "{" + open;
       for (std::size_t i = 0; i < as_dict().items.size(); ++i)
-        s += (i ? ", " : "") + json_string(as_dict().items[i].first) + ": " + as_dict().items[i].second.to_json();
-      return s + "}";
+        s += (i ? sep : "") + json_string(as_dict().items[i].first) + ": " +
+             as_dict().items[i].second.to_json(indent, depth + 1);
+      return s + close + "}";
     }
     case Kind::Undefined:
     case Kind::Namespace: break;

@@ -64,8 +64,9 @@ class Value {
   bool truthy() const;
   std::string str() const;   // Python str(); undefined prints as ""
   std::string repr() const;  // Python repr()
-  // Python json.dumps(v, ensure_ascii=False): ", " and ": " separators.
-  std::string to_json() const;
+  // Python json.dumps(v, ensure_ascii=False, indent=indent): ", " and ": "
+  // separators on one line when indent < 0, else one item per line.
+  std::string to_json(int indent = -1, int depth = 0) const;
   const char* type_name() const;
 
  private:

@@ -130,6 +130,43 @@ TEST(ChatTemplate, Llama3PlainConversations) {
             "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>");
 }
 
+TEST(ChatTemplate, Llama31PlainConversations) {
+  const ChatTemplate t(read(TRELLIS_TEST_DATA "/tokenizer/llama3.1.jinja"));
+  ChatOptions o;
+  o.bos_token = "<|begin_of_text|>";
+  EXPECT_EQ(t.render(kMultiTurn, o),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+            "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nYou are helpful.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHow are you?<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  const std::vector<ChatMessage> user_only = {{"user", "Hi"}};
+  o.extra["date_string"] = "01 Jan 2025";
+  EXPECT_EQ(t.render(user_only, o),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+            "Cutting Knowledge Date: December 2023\nToday Date: 01 Jan 2025\n\n<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, Llama31ToolsAndBuiltins) {
+  const ChatTemplate t(read(TRELLIS_TEST_DATA "/tokenizer/llama3.1.jinja"));
+  const ordered_json vars = {
+      {"bos_token", "<|begin_of_text|>"},
+      {"builtin_tools", {"code_interpreter", "brave_search", "wolfram_alpha"}},
+      {"tools", {{{"name", "f"}, {"parameters", ordered_json::object()}}}},
+      {"messages", {{{"role", "user"}, {"content", " Q "}}}},
+      {"add_generation_prompt", false}};
+  const std::string text = t.render(vars);
+  EXPECT_NE(text.find("Environment: ipython\nTools: brave_search, wolfram_alpha\n\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("{\n    \"name\": \"f\",\n    \"parameters\": {}\n}\n\nQ<|eot_id|>"), std::string::npos)
+      << text;
+  const ordered_json no_user = {{"tools", ordered_json::array()},
+                                {"messages", {{{"role", "system"}, {"content", "s"}}}}};
+  EXPECT_NE(error_of([&] { t.render(no_user); }).find("Cannot put tools in the first user message"), std::string::npos);
+}
+
 TEST(ChatTemplate, WhitespaceControlLikeHuggingFace) {
   // trim_blocks: the newline after a block tag goes; lstrip_blocks: the
   // indentation before it goes.
@@ -169,6 +206,16 @@ TEST(ChatTemplate, Expressions) {
   EXPECT_EQ(render("{{ {'a': [1, 2.5, none, true], 'b': 'q\"\\n'} | tojson }}"),
             "{\"a\": [1, 2.5, null, true], \"b\": \"q\\\"\\n\"}");
   EXPECT_EQ(render("{{ {'a': 1, 'b': 'x'} }} {{ ['it\\'s'] }}"), "{'a': 1, 'b': 'x'} [\"it's\"]");
+  EXPECT_EQ(render("{{ {'a': [1, {}], 'b': []} | tojson(indent=2) }}"),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}");
+  EXPECT_EQ(render("{{ [1, 2, 3, 4] | select('odd') | list }} {{ [0, 1, 2] | reject | list }} {{ ['a', 'b'] | reject('eq', 'a') | join }}"),
+            "[1, 3] [0] b");
+  const ordered_json ms = {{"ms", {{{"role", "system"}}, {{"role", "user"}, {"x", 1}}, {{"role", "user"}}}}};
+  EXPECT_EQ(render("{{ ms | selectattr('role', 'equalto', 'user') | list | length }} {{ ms | selectattr('x') | list }} "
+                   "{{ ms | rejectattr('role', 'eq', 'user') | list }}",
+                   ms),
+            "2 [{'role': 'user', 'x': 1}] [{'role': 'system'}]");
+
   EXPECT_EQ(render("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.a }} {{ d['a'] }} {{ d.zz }}", {{"d", {{"a", 1}}}}),
             "1 0 1 1 ");
 }

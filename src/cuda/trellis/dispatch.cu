@@ -31,7 +31,7 @@ bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > 
 
 // The tensor-core forms decode T = 256 blocks (compile-time shifts and offsets).
 bool mma_fits(const TrellisGeometry& g) {
-  return decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % kSlabCols == 0;
+  return decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0;
 }
 
 void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {

@@ -10,21 +10,14 @@ inline constexpr int kMmaWarps = 8;
 inline constexpr int kMmaThreads = kMmaWarps * 32;
 inline constexpr int kMmaMinBlocksPerSm = 2;
 
-// One m16n8k16 MMA consumes 16 code positions per row; a lane decodes a run
-// of 32 consecutive positions, so 4 lanes cover 128 columns of a 16-row tile
-// in 8 MMA steps ("a chunk").
-inline constexpr int kChunkCols = 128;
+// Axis-1 tensor-core form: a warp owns a 16-row tile (the MMA's M); one
+// m16n8k16 consumes 16 positions per row, and a lane decodes 32-position
+// runs, so 4 lanes cover half a 256-position block in 8 MMA steps.
 inline constexpr int kTileRows = 16;
 
-// Axis-0 tensor-core form: a warp decodes 16 stored rows x 64 columns per
-// slab (32 lanes, one 32-position run each) and transposes through shared
-// memory; rows are padded by 8 halves so ldmatrix rows fall in distinct banks.
+// Axis-0 tensor-core form: a warp covers one 256-column block of 16-row
+// slabs; its lanes decode 16-position runs (see mma_axis0.cu).
 inline constexpr int kSlabRows = 16;
-inline constexpr int kSlabCols = 64;
-inline constexpr int kSlabStride = kSlabCols + 8;
-// Slabs whose loads are in flight per warp: a slab is only ~160 instructions
-// of decode per lane, far shorter than an HBM round trip.
-inline constexpr int kAxis0Prefetch = 4;
 
 // Split-K: aim for at least this many work units per resident warp so the
 // static per-block unit ranges balance to within a few percent.

@@ -5,16 +5,19 @@
 // rows r (input features) and columns c (outputs),
 //   D_cm = Σ_r (y_rc + 1534) · xf_mr,   xf_mr = fp16(x_mr · f_r · 2^E_m)
 //   out_mc = (D_cm − 1534·Σ_r xf_mr) · 2^−E_m.
-// A run decodes 32 consecutive columns of one stored row, but the MMA needs
-// pairs along r (the summation axis), so each warp decodes a 16-row × 64-column
-// slab (lane: row lane%16, columns 32·(lane/16)..+31) into its own shared-memory
-// tile and reads it back transposed with ldmatrix.x4.trans as the A fragments of
-// four 16-column MMAs; B is xf for the slab's 16 rows.
+// The MMA's M dimension is the output column c and its K dimension the stored
+// row r, so A pairs are (r, r+1) at one c: each lane decodes 16-position runs
+// of four stored rows (2q, 2q+1, 2q+8, 2q+9 of a 16-row slab) at two column
+// offsets (16g and 128+16g of the block) and packs same-position values of
+// row pairs. MMA t of a slab (t = 0..15) takes run position t: A row i ↔
+// column 16i + t (i < 8) or 128 + 16(i−8) + t, so a warp covers one 256-column
+// block with 16 independent accumulator tiles and no shared-memory transpose.
+// B is the staged xf of the slab's 16 rows (two registers per lane per slab).
 //
-// Launch: persistent blocks of 8 warps; work units (64-column tile, row
-// segment), contiguous per block, round-robin per warp; segments summed by the
-// last-arriving warp in segment order (split_k.cuh): deterministic.
-// M range 1..8; rows a multiple of 8; cols a multiple of 64.
+// Launch: grid = column blocks × row segments; a block's 8 warps split its
+// segment's slabs, sum their tiles through shared memory in warp order, and
+// the last-arriving block of a column block sums the segments in order
+// (split_k.cuh): deterministic. M range 1..8; T = 256; rows a multiple of 8.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -36,121 +39,172 @@ struct Axis0Args {
   const uint32_t* xf;  // staged, [M][rows_padded / 2] words
   const float* info;
   int M, rows_padded;
-  int segments, slabs_per_segment, units;
-  float* partials;
+  int segments, slabs_per_segment;
+  float* partials;  // [segments][cols][M]
   unsigned* counters;
   __nv_bfloat16* out;  // [M][cols]
 };
 
+// Words of a 16-position run starting at position t0 of a block, normalised
+// so that position t0+j is the L-bit window at bit (15−j)·k of w[0..].
+template <int K>
+struct Run16 {
+  // Bits needed: shift (<= 16) + 15k + L (<= 16).
+  static constexpr int kWords = (32 + 15 * K + 31) / 32;
+  int word[kWords];  // word indices within the block (wrapped)
+  int shift;         // bit offset of the run's first bit in word[0]: 0, or 16 when k = 3
+};
+
+template <int K>
+__device__ __forceinline__ Run16<K> run16_at(int t0) {
+  constexpr int wpb = kBlockT * K / 32;
+  Run16<K> r;
+  const int bit = (kBlockT - 16 - t0) * K;
+  r.shift = bit & 31;
+#pragma unroll
+  for (int i = 0; i < Run16<K>::kWords; ++i) {
+    int w = (bit >> 5) + i;
+    r.word[i] = w >= wpb ? w - wpb : w;
+  }
+  return r;
+}
+
+template <int K>
+__device__ __forceinline__ void load_run16(const uint32_t* __restrict__ block, const Run16<K>& at,
+                                           uint32_t (&w)[Run16<K>::kWords]) {
+#pragma unroll
+  for (int i = 0; i < Run16<K>::kWords; ++i) w[i] = __ldg(block + at.word[i]);
+  if constexpr (K == 3) {  // 16 positions are 48 bits: every other run starts mid-word
+#pragma unroll
+    for (int i = 0; i + 1 < Run16<K>::kWords; ++i) w[i] = __funnelshift_r(w[i], w[i + 1], at.shift);
+  }
+}
+
+// State of position j (0..15) of a normalised 16-run.
+template <int K, int N>
+__device__ __forceinline__ uint32_t run16_state(const uint32_t (&w)[N], int j, uint32_t mask) {
+  const int bit = (15 - j) * K;
+  const int wi = bit >> 5, off = bit & 31;
+  const uint32_t win = off == 0 ? w[wi] : __funnelshift_r(w[wi], w[wi + 1], off);
+  return win & mask;
+}
+
 template <int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
-  __shared__ __align__(16) __half slab_tile[kMmaWarps][kSlabRows][kSlabStride];
+  extern __shared__ float warp_sums[];  // [kMmaWarps][256][M]
+  constexpr int NW = Run16<K>::kWords;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, warp = threadIdx.x >> 5;
   const TrellisGeometry& G = a.geom;
   const int R = int(G.rows), C = int(G.cols);
   constexpr int wpb = kBlockT * K / 32;
   const uint32_t mask = (1u << G.L) - 1u;
   const int nslabs = (R + kSlabRows - 1) / kSlabRows;
-  const int rr = lane & 15, half = lane >> 4;
-  const bool has_x = g < a.M;
-  const uint32_t* xrow = a.xf + size_t(has_x ? g : 0) * (a.rows_padded / 2);
-  __half (*tile)[kSlabStride] = slab_tile[warp];
-  const __half* ld_row = &tile[(lane & 7) + 8 * (lane >> 4)][8 * ((lane >> 3) & 1)];
-
-  // Stored row r's words for block b: base(b) + r·row_stride (both layouts).
+  const int cb = blockIdx.x, seg = blockIdx.y;
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
+  const uint32_t* block_base = a.codes + G.block_offset(0, cb);
+  const Run16<K> at0 = run16_at<K>(16 * g), at1 = run16_at<K>(128 + 16 * g);
+  const bool has_x = g < a.M;
+  const uint32_t* xrow = a.xf + size_t(has_x ? g : 0) * (a.rows_padded / 2) + q;
 
-  const UnitRange ur = block_units(a.units);
-  for (int u = ur.begin + warp; u < ur.end; u += kMmaWarps) {
-    const int ct = u / a.segments, seg = u - ct * a.segments;
-    const int crun = ct * kSlabCols + 32 * half;
-    const int b = crun / kBlockT;
-    const RunWords at = run_words<K>(crun - b * kBlockT);
-    const uint32_t* block_base = a.codes + G.block_offset(0, b);
-    const int sbeg = seg * a.slabs_per_segment, send = min(nslabs, sbeg + a.slabs_per_segment);
-    float acc[4][4] = {};
-    // A ring of kAxis0Prefetch slabs in flight: a slab's code words and
-    // activations are requested kAxis0Prefetch slabs before they are decoded.
-    uint32_t w[kAxis0Prefetch][K + 1], bx[kAxis0Prefetch][2];
-    auto load_slab = [&](int sl, uint32_t(&wv)[K + 1], uint32_t(&xv)[2]) {
-      const int r = min(sl * kSlabRows + rr, R - 1);
-      load_run<K>(block_base + r * row_stride, at, wv);
-      const uint32_t* xs = xrow + sl * (kSlabRows / 2) + q;
-      xv[0] = has_x ? __ldg(xs) : 0u;
-      xv[1] = has_x ? __ldg(xs + 4) : 0u;
-    };
-#pragma unroll
-    for (int j = 0; j < kAxis0Prefetch; ++j)
-      if (sbeg + j < send) load_slab(sbeg + j, w[j], bx[j]);
-    for (int sl = sbeg; sl < send; sl += kAxis0Prefetch) {
-#pragma unroll
-      for (int j = 0; j < kAxis0Prefetch; ++j) {
-        if (sl + j >= send) break;
-        uint4* dst = reinterpret_cast<uint4*>(&tile[rr][32 * half]);
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          dst[i] = make_uint4(biased_pair<K>(w[j], 8 * i, mask), biased_pair<K>(w[j], 8 * i + 2, mask),
-                              biased_pair<K>(w[j], 8 * i + 4, mask), biased_pair<K>(w[j], 8 * i + 6, mask));
-        const uint32_t b0 = bx[j][0], b1 = bx[j][1];
-        if (sl + j + kAxis0Prefetch < send) load_slab(sl + j + kAxis0Prefetch, w[j], bx[j]);
-        __syncwarp();
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          uint32_t af[4];
-          ldmatrix_x4_trans(af, ld_row + 16 * i);
-          mma_f16_16816(acc[i], af[0], af[1], af[2], af[3], b0, b1);
-        }
-        __syncwarp();
-      }
-    }
+  // This warp's slabs: an equal share of the block's segment.
+  const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
+  const int per_warp = (send_seg - sbeg_seg + kMmaWarps - 1) / kMmaWarps;
+  const int sbeg = sbeg_seg + warp * per_warp, send = min(send_seg, sbeg + per_warp);
 
-    // acc[i][e]: column ct·64 + 16i + g + 8·(e >= 2), activation row 2q + (e & 1).
-    if (a.segments > 1) {
+  float acc[16][4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+  for (int t = 0; t < 16; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
+  for (int sl = sbeg; sl < send; ++sl) {
+    // Rows 2q, 2q+1, 2q+8, 2q+9 of the slab, each at both column offsets.
+    uint32_t w[4][2][NW];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int c = ct * kSlabCols + 16 * i + g + (e >= 2 ? 8 : 0), m = 2 * q + (e & 1);
-          if (m < a.M) a.partials[(size_t(seg) * C + c) * a.M + m] = acc[i][e];
-        }
-      if (!arrive_last(a.counters + ct, unsigned(a.segments))) continue;
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int c = ct * kSlabCols + 16 * i + g + (e >= 2 ? 8 : 0), m = 2 * q + (e & 1);
-          if (m >= a.M) continue;
-          float sum = 0.0f;
-#pragma unroll 4
-          for (int s = 0; s < a.segments; ++s) sum += __ldcg(a.partials + (size_t(s) * C + c) * a.M + m);
-          acc[i][e] = sum;
-        }
+    for (int i = 0; i < 4; ++i) {
+      const int r = min(sl * kSlabRows + 2 * q + (i & 1) + 8 * (i >> 1), R - 1);
+      const uint32_t* row = block_base + r * row_stride;
+      load_run16<K>(row, at0, w[i][0]);
+      load_run16<K>(row, at1, w[i][1]);
     }
+    const uint32_t* xs = xrow + sl * (kSlabRows / 2);
+    const uint32_t b0 = has_x ? __ldg(xs) : 0u, b1 = has_x ? __ldg(xs + 4) : 0u;
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int t = 0; t < 16; ++t) {
+      uint32_t af[4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int c = ct * kSlabCols + 16 * i + g + (e >= 2 ? 8 : 0), m = 2 * q + (e & 1);
-        if (m >= a.M) continue;
-        const float v = (acc[i][e] - kHalfBias * a.info[2 * m]) * a.info[2 * m + 1];
-        a.out[size_t(m) * C + c] = __float2bfloat16_rn(v);
+      for (int h = 0; h < 2; ++h) {
+        // a0/a1: rows (2q, 2q+1) at column offset h; a2/a3: rows (2q+8, 2q+9).
+        af[h] = __byte_perm(biased_code_half(run16_state<K>(w[0][h], t, mask)),
+                            biased_code_half(run16_state<K>(w[1][h], t, mask)), 0x5410);
+        af[2 + h] = __byte_perm(biased_code_half(run16_state<K>(w[2][h], t, mask)),
+                                biased_code_half(run16_state<K>(w[3][h], t, mask)), 0x5410);
       }
+      mma_f16_16816(acc[t], af[0], af[1], af[2], af[3], b0, b1);
+    }
   }
+
+  // acc[t][e]: column 16g + t + 128·(e >= 2) of the block, activation row 2q + (e & 1).
+  const int M = a.M;
+  float* mine = warp_sums + size_t(warp) * kBlockT * M;
+#pragma unroll
+  for (int t = 0; t < 16; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int c = 16 * g + t + (e >= 2 ? 128 : 0), m = 2 * q + (e & 1);
+      if (m < M) mine[c * M + m] = acc[t][e];
+    }
+  __syncthreads();
+  // Block sum in warp order, then across segments in segment order.
+  const int n = kBlockT * M;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float s = 0.0f;
+    for (int wv = 0; wv < kMmaWarps; ++wv) s += warp_sums[size_t(wv) * n + i];
+    warp_sums[i] = s;
+  }
+  __syncthreads();
+  const int c0 = cb * kBlockT;
+  if (a.segments > 1) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) a.partials[(size_t(seg) * C + c0) * M + i] = warp_sums[i];
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(a.counters + cb, 1u) + 1 == unsigned(a.segments);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      float s = 0.0f;
+      for (int sg = 0; sg < a.segments; ++sg) s += __ldcg(a.partials + (size_t(sg) * C + c0) * M + i);
+      warp_sums[i] = s;
+    }
+    if (threadIdx.x == 0) a.counters[cb] = 0;
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int c = i / M, m = i - c * M;
+    const float v = (warp_sums[i] - kHalfBias * a.info[2 * m]) * a.info[2 * m + 1];
+    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(v);
+  }
+}
+
+template <int K>
+void launch(const Axis0Args& a, dim3 grid, cudaStream_t stream) {
+  const int smem = kMmaWarps * kBlockT * a.M * int(sizeof(float));  // 8 KB per activation row
+  if (smem > 48 * 1024) cudaFuncSetAttribute(mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  mma_axis0_kernel<K><<<grid, kMmaThreads, smem, stream>>>(a);
 }
 
 }  // namespace
 
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   MmaAxis0Plan p{};
-  p.col_tiles = int(g.cols / kSlabCols);
+  p.col_tiles = int(g.cols / kBlockT);
   const int nslabs = int((g.rows + kSlabRows - 1) / kSlabRows);
   p.rows_padded = nslabs * kSlabRows;
-  p.blocks = sm_count * kMmaMinBlocksPerSm;
-  const int want_units = p.blocks * kMmaWarps;
-  const int segments = std::clamp((want_units + p.col_tiles - 1) / p.col_tiles, 1, nslabs);
+  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp keeping >= 1 slab.
+  const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
+  const int segments = std::clamp(want, 1, std::max(1, nslabs / kMmaWarps));
   p.slabs_per_segment = (nslabs + segments - 1) / segments;
   p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
-  p.blocks = std::min(p.blocks, p.col_tiles * p.segments);
+  p.blocks = p.col_tiles * p.segments;
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
   return p;
 }
@@ -166,14 +220,14 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.rows_padded = plan.rows_padded;
   a.segments = plan.segments;
   a.slabs_per_segment = plan.slabs_per_segment;
-  a.units = plan.col_tiles * plan.segments;
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
+  const dim3 grid(plan.col_tiles, plan.segments);
   switch (w.geom.k) {
-    case 2: mma_axis0_kernel<2><<<plan.blocks, kMmaThreads, 0, stream>>>(a); break;
-    case 3: mma_axis0_kernel<3><<<plan.blocks, kMmaThreads, 0, stream>>>(a); break;
-    case 4: mma_axis0_kernel<4><<<plan.blocks, kMmaThreads, 0, stream>>>(a); break;
+    case 2: launch<2>(a, grid, stream); break;
+    case 3: launch<3>(a, grid, stream); break;
+    case 4: launch<4>(a, grid, stream); break;
     default: throw Error("mma axis-0 form: no kernel for k=" + std::to_string(w.geom.k));
   }
 }

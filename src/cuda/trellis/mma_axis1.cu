@@ -82,9 +82,13 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
     const uint32_t* pu0 = up.row(min(r0, R - 1)) + bbeg * wpb1;
     const uint32_t* pu1 = up.row(min(r1, R - 1)) + bbeg * wpb1;
     const uint4* px = xrow + bbeg * (kBlockT / 8);
-    float acc[NPROJ][4];
+    // Two accumulator sets per projection (even and odd MMA steps) halve the
+    // chain of dependent MMAs; they are added once, in a fixed order.
+    float acc[NPROJ][4], acc_odd[NPROJ][4];
 #pragma unroll
-    for (int p = 0; p < NPROJ; ++p) acc[p][0] = acc[p][1] = acc[p][2] = acc[p][3] = 0.0f;
+    for (int p = 0; p < NPROJ; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = 0.0f;
 
     // Code words of the current half-block chunk; the next chunk's are loaded
     // before this one is decoded, so HBM latency overlaps the decode.
@@ -118,13 +122,16 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
         else if (b + 1 < bend) load_chunk(wpb0, wpb1, g_at[0], u_at[0], ng0, ng1, nu0, nu1);
 #pragma unroll
         for (int s = 0; s < 8; ++s) {
-          mma_f16_16816(acc[0], biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+          float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
+          mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
                         biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
                         xw[2 * s + 1]);
-          if constexpr (NPROJ == 2)
-            mma_f16_16816(acc[NPROJ - 1], biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+          if constexpr (NPROJ == 2) {
+            float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+            mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
                           biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
                           xw[2 * s + 1]);
+          }
         }
 #pragma unroll
         for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
@@ -135,6 +142,11 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_ker
       }
       pg0 += wpb0, pg1 += wpb0, pu0 += wpb1, pu1 += wpb1, px += kBlockT / 8;
     }
+
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[p][e] += acc_odd[p][e];
 
     // Entry e of the accumulators: row (e < 2 ? r0 : r1), activation row 2q + (e & 1).
     if (a.segments > 1) {

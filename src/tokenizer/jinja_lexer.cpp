@@ -10,6 +10,10 @@
 namespace trellis::tokenizer::jinja {
 namespace {
 
+// Longer tags are rejected: real templates stay far below, and it bounds the
+// depth of the expression trees that rendering recurses through.
+constexpr std::size_t kMaxTokensPerTag = 1000;
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 [[noreturn]] void fail(int line, const std::string& what) {
@@ -181,6 +185,8 @@ std::vector<Token> tokenize(std::string_view s, int line) {
       i += op.size();
     }
   }
+  if (out.size() > kMaxTokensPerTag)
+    fail(line, "tag has more than " + std::to_string(kMaxTokensPerTag) + " tokens");
   out.push_back({Token::Kind::End, ""});
   return out;
 }

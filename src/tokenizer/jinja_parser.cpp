@@ -16,6 +16,20 @@ namespace {
   throw TemplateError("line " + std::to_string(line) + ": " + what);
 }
 
+// Nesting beyond this is rejected, so hostile templates cannot exhaust the
+// stack while parsing or rendering.
+constexpr int kMaxNesting = 200;
+
+struct DepthGuard {
+  int& depth;
+  DepthGuard(int& d, int line) : depth(d) {
+    if (++depth > kMaxNesting) fail(line, "nesting deeper than " + std::to_string(kMaxNesting));
+  }
+  ~DepthGuard() { --depth; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
 template <typename T>
 std::unique_ptr<T> node(int line) {
   auto n = std::make_unique<T>();
@@ -52,6 +66,7 @@ class ExprParser {
   // An expression; with_conditional = false leaves a trailing `if` alone
   // (for the filter of a for loop).
   ExprPtr expression(bool with_conditional = true) {
+    const DepthGuard guard(depth_, line_);
     ExprPtr e = or_expr();
     if (!with_conditional || !is_name("if")) return e;
     ++pos_;
@@ -312,6 +327,7 @@ class ExprParser {
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
   int line_;
+  int depth_ = 0;
 };
 
 // Builds statement trees from the chunk list.
@@ -326,6 +342,7 @@ class BlockParser {
 
   // Statements up to (not including) a statement tag whose keyword is in `ends`.
   Body parse_until(const std::set<std::string>& ends) {
+    const DepthGuard guard(depth_, pos_ < chunks_.size() ? chunks_[pos_].line : 1);
     Body body;
     while (pos_ < chunks_.size()) {
       const Chunk& c = chunks_[pos_];
@@ -431,6 +448,7 @@ class BlockParser {
   std::vector<Chunk> chunks_;
   std::size_t pos_ = 0;
   int loop_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

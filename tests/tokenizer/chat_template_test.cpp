@@ -258,6 +258,16 @@ TEST(ChatTemplate, UnsupportedConstructsFailClearly) {
   EXPECT_NE(error_of([] { ChatTemplate("{% set x %}block{% endset %}"); }).find("block {% set %}"), std::string::npos);
   EXPECT_NE(error_of([] { ChatTemplate("{% endfor %}"); }).find("unexpected '{% endfor %}'"), std::string::npos);
   EXPECT_NE(error_of([] { ChatTemplate("{% break %}"); }).find("outside a for loop"), std::string::npos);
+  // Hostile nesting is refused instead of exhausting the stack.
+  EXPECT_NE(error_of([] { ChatTemplate("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}"); })
+                .find("nesting deeper than"),
+            std::string::npos);
+  std::string ifs;
+  for (int i = 0; i < 500; ++i) ifs += "{% if 1 %}";
+  EXPECT_NE(error_of([&] { ChatTemplate{ifs}; }).find("nesting deeper than"), std::string::npos);
+  std::string chain = "{{ x";
+  for (int i = 0; i < 5000; ++i) chain += ".a";
+  EXPECT_NE(error_of([&] { ChatTemplate{chain + " }}"}; }).find("more than 1000 tokens"), std::string::npos);
 }
 
 TEST(ChatTemplate, RenderErrorsNameTheLine) {

@@ -6,13 +6,13 @@
 // constant shuffle) plus its squared error. Written with GCC/Clang vector
 // extensions; W is the register width of the instruction set: on x86-64 an
 // AVX-512 (W = 16), an AVX2 (W = 8) and a baseline (W = 4) build, picked at
-// run time. Tiny trellises (H < W) use W = 2. All variants do the same IEEE
-// operations in the same order, so codes do not depend on the CPU.
+// run time; trellises with fewer heads than that use W = 4, or 2 when H = 2.
+// All variants do the same IEEE operations in the same order (the file is
+// built with -ffp-contract=off), so codes do not depend on the CPU.
 #include "viterbi_forward.hpp"
 
 #include <cstddef>
 #include <utility>
-
 
 namespace trellis::detail {
 namespace {

@@ -55,19 +55,19 @@ void expect_goldens(const Tokenizer& tok, const json& expected, const std::strin
               goldens().at("generator").get<std::string>().c_str());
 }
 
-TEST(GoldenIds, CoverTheCommittedStrings) {
+TEST(TokenizerGoldens, CoverTheCommittedStrings) {
   const json strings = json::parse(read(kData + "/strings.json")).at("strings");
   EXPECT_GE(strings.size(), 200u);
   EXPECT_EQ(goldens().at("strings"), strings) << "goldens.json is stale: rerun make_goldens.py";
   EXPECT_EQ(goldens().at("model"), "shakespeare-qwen3-15m");
 }
 
-TEST(GoldenIds, Fixture) {
+TEST(TokenizerGoldens, Fixture) {
   const Tokenizer tok = Tokenizer::from_dir(kModelDir);
   expect_goldens(tok, goldens().at("ids"), "fixture");
 }
 
-TEST(GoldenIds, FixtureRoundTrips) {
+TEST(TokenizerGoldens, FixtureRoundTrips) {
   const Tokenizer tok = Tokenizer::from_dir(kModelDir);
   for (const auto& s : goldens().at("strings")) {
     const auto text = s.get<std::string>();
@@ -79,7 +79,7 @@ TEST(GoldenIds, FixtureRoundTrips) {
   }
 }
 
-TEST(GoldenIds, Variants) {
+TEST(TokenizerGoldens, Variants) {
   const json base = json::parse(read(kModelDir + "/tokenizer.json"));
   const json variants = json::parse(read(kData + "/variants.json")).at("variants");
   ASSERT_EQ(variants.size(), goldens().at("variants").size());

@@ -9,7 +9,7 @@ namespace {
 
 const std::string R = "\xEF\xBF\xBD";  // U+FFFD
 
-TEST(Utf8, RepairReplacesEachMaximalIllFormedSubpart) {
+TEST(TokenizerUtf8, RepairReplacesEachMaximalIllFormedSubpart) {
   EXPECT_EQ(repair("plain ascii"), "plain ascii");
   EXPECT_EQ(repair("caf\xC3\xA9 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xF0\x9F\x98\x80");
   EXPECT_EQ(repair("\xE6\x97" "A"), R + "A");          // truncated 3-byte sequence: one U+FFFD
@@ -21,7 +21,7 @@ TEST(Utf8, RepairReplacesEachMaximalIllFormedSubpart) {
   EXPECT_EQ(repair(std::string("a\0b", 3)), std::string("a\0b", 3));
 }
 
-TEST(Utf8, CompletePrefixHoldsBackOnlyUnfinishedCharacters) {
+TEST(TokenizerUtf8, CompletePrefixHoldsBackOnlyUnfinishedCharacters) {
   EXPECT_EQ(complete_prefix(""), 0u);
   EXPECT_EQ(complete_prefix("abc"), 3u);
   EXPECT_EQ(complete_prefix("a\xF0\x9F"), 1u);
@@ -33,7 +33,7 @@ TEST(Utf8, CompletePrefixHoldsBackOnlyUnfinishedCharacters) {
   EXPECT_EQ(complete_prefix("\xED\xA0"), 2u);  // would be a surrogate: emit
 }
 
-TEST(Utf8, ValidationAndCodePoints) {
+TEST(TokenizerUtf8, ValidationAndCodePoints) {
   EXPECT_EQ(first_invalid("ok \xE2\x82\xAC"), 6u);
   EXPECT_EQ(first_invalid("ab\xFF"), 2u);
   std::string s;

@@ -8,7 +8,8 @@
 // pre-tokenized and merged. No BOS or post-processor tokens are added; chat
 // templates write those explicitly. Input must be valid UTF-8.
 // decode(ids) concatenates the tokens' bytes and repairs ill-formed UTF-8
-// with U+FFFD, as Hugging Face's decode does.
+// with U+FFFD, as Hugging Face's decode does; it does not apply transformers'
+// clean_up_tokenization_spaces (a lossy, English-only rewrite of " ." etc.).
 //
 // What the loader cannot honour (another model type, normalizer or
 // pre-tokenizer) throws trellis::Error naming it. A Tokenizer is immutable
@@ -64,9 +65,8 @@ class Tokenizer {
   // chat_template (a string, or the entry named "default" of a list).
   const std::optional<std::string>& chat_template() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -56,8 +56,6 @@ class Runner {
 
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
   const Model& model() const { return model_; }
-  const Session& session() const { return session_; }
-  const std::vector<int32_t>& stop_ids() const { return stop_ids_; }
 
  private:
   tokenizer::Tokenizer tokenizer_;

@@ -50,7 +50,6 @@ class Sampler {
   // The next token; `logits` is penalized in place. `history` is what the
   // sequence holds so far (prompt and generated tokens).
   int32_t sample(std::span<float> logits, std::span<const int32_t> history);
-  const SamplingParams& params() const { return params_; }
 
  private:
   SamplingParams params_;

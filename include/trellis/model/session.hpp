@@ -32,7 +32,6 @@ class Session {
   int64_t position() const { return int64_t(tokens_.size()); }
   int64_t context() const { return cache_->capacity; }
   const std::vector<int32_t>& tokens() const { return tokens_; }
-  const Model& model() const { return *model_; }
 
  private:
   void run_batch(std::span<const int32_t> tokens, bool all_logits, float* logits);

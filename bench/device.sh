@@ -22,7 +22,6 @@ if has sass; then
   done
   cat /tmp/mma_axis1.sass /tmp/mma_axis0.sass >/tmp/mma.sass
   python3 bench/sass_loop_stats.py /tmp/mma.sass --json "$OUT/sass_loop_stats.json" | head -40
-  awk '/Function :/{p = ($0 ~ /mma_axis1_kernelILi2ELi2ELi2E/)} p' /tmp/mma_axis1.sass >"$OUT/mma_axis1_k22.sass"
 fi
 if has tests; then
   ./build/device/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40

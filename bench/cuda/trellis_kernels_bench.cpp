@@ -49,12 +49,14 @@ float median_us(const std::function<void(int)>& launch, int iters = 60) {
   std::vector<cudaEvent_t> ev(size_t(2 * iters));
   for (auto& e : ev) cudaEventCreate(&e);
   for (int i = 0; i < 5; ++i) launch(i);
+  ck(cudaGetLastError(), "warmup launch");
   ck(cudaDeviceSynchronize(), "warmup");
   for (int i = 0; i < iters; ++i) {
     cudaEventRecord(ev[size_t(2 * i)]);
     launch(i);
     cudaEventRecord(ev[size_t(2 * i + 1)]);
   }
+  ck(cudaGetLastError(), "timed launch");
   ck(cudaDeviceSynchronize(), "timed launches");
   std::vector<float> t;
   for (int i = 0; i < iters; ++i) {

@@ -187,9 +187,14 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
 
 template <int K>
 void launch(const Axis0Args& a, dim3 grid, cudaStream_t stream) {
-  const int smem = kMmaWarps * kBlockT * a.M * int(sizeof(float));  // 8 KB per activation row
-  if (smem > 48 * 1024) cudaFuncSetAttribute(mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  mma_axis0_kernel<K><<<grid, kMmaThreads, smem, stream>>>(a);
+  // 8 KB of block sums per activation row: past 48 KB (M > 5, with the static
+  // flag) the kernel needs the opt-in, raised once to the M = 8 size.
+  constexpr int kMaxSmem = kMmaWarps * kBlockT * kMmaMaxM * int(sizeof(float));
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem);
+  if (raised != cudaSuccess) throw Error(std::string("mma axis-0 form: shared-memory opt-in failed: ") +
+                                         cudaGetErrorString(raised));
+  mma_axis0_kernel<K><<<grid, kMmaThreads, kMmaWarps * kBlockT * a.M * int(sizeof(float)), stream>>>(a);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ packages=(
   libcli11-dev                       # command-line parsing of the trellis verbs
   libfmt-dev                         # formatting of tables and messages
   libpcre2-dev                       # the tokenizer's pre-tokenizer regex
+  libicu-dev                         # the tokenizer's Unicode normalizers (NFC, NFKC, ...)
   libcpp-httplib-dev                 # the OpenAI-compatible HTTP server
   libgtest-dev                       # unit tests
   libbenchmark-dev                   # CPU micro-benchmarks

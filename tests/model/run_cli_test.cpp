@@ -1,11 +1,16 @@
 // `trellis run`, as a process: a short generation prints its text and one
-// stats line and exits 0; errors are one line on stderr with exit status 1.
+// stats line and exits 0; a chat answers each stdin line; errors (an unknown
+// chat template construct among them) are one line on stderr with exit
+// status 1.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
+
+#include "model_files.hpp"
 
 namespace trellis {
 namespace {
@@ -15,8 +20,11 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string("'") + TRELLIS_BIN + "' run " + args + " 2>&1";
+const std::filesystem::path kFixture = TRELLIS_SOURCE_DIR "/models/shakespeare-qwen3-15m";
+
+Result run(const std::string& args, const std::string& stdin_text = "") {
+  const std::string feed = stdin_text.empty() ? "" : "printf '" + stdin_text + "' | ";
+  const std::string cmd = feed + "'" + TRELLIS_BIN + "' run " + args + " 2>&1";
   Result r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -43,9 +51,30 @@ TEST(RunCli, GeneratesAndPrintsStats) {
 }
 
 TEST(RunCli, GreedyIsTheReferenceContinuation) {
-  const Result r = run("-m '" TRELLIS_SOURCE_DIR "/models/shakespeare-qwen3-15m' -p 'ROMEO:\n' -n 12 --temp 0");
+  const Result r = run("-m '" + kFixture.string() + "' -p 'ROMEO:\n' -n 12 --temp 0");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.rfind("ROMEO:\nI'll tell her my heart, and be in my heart", 0), 0u) << r.output;
+}
+
+TEST(RunCli, ChatAnswersEveryLine) {
+  const Result r = run("--chat -n 4 --seed 1", "Who art thou?\\nSpeak.\\n");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto first = r.output.find("generation: ");
+  ASSERT_NE(first, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("generation: ", first + 1), std::string::npos) << r.output;
+}
+
+TEST(RunCli, UnknownTemplateConstruct) {
+  const test::TempDir dir;
+  for (const char* name : {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"})
+    std::filesystem::create_symlink(kFixture / name, dir / name);
+  test::write_text(dir / "tokenizer_config.json",
+                   R"({"eos_token": "<|im_end|>", "chat_template": "{% macro m() %}x{% endmacro %}{{ m() }}"})");
+  const Result r = run("--chat -m '" + dir.path().string() + "'", "hi\\n");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("macro"), std::string::npos) << r.output;
+  EXPECT_EQ(lines(r.output), 1) << r.output;
 }
 
 TEST(RunCli, ErrorsAreOneLine) {

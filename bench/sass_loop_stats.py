@@ -3,9 +3,9 @@
 
 usage: sass_loop_stats.py FILE.sass [--json OUT.json]
 
-For every function in `cuobjdump --dump-sass` output, the largest loop (the
-backward branch spanning the most instructions) is taken as the decode loop;
-its instructions are counted by opcode. Weights per lane per loop iteration
+For every function in `cuobjdump --dump-sass` output, the decode loop is the
+innermost loop (the shortest backward-branch span) that contains byte sums
+(IDP); its instructions are counted by opcode. Weights per lane per loop iteration
 come from the kernel's template arguments: the axis-1 forms decode
 NPROJ x 2 runs x 32 positions per chunk, the axis-0 form 4 slabs x 32.
 """
@@ -20,10 +20,10 @@ INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^
 
 def weights_per_iteration(name):
     m = re.search(r"mma_axis1_kernelILi(\d)ELi(\d)ELi(\d)E", name)
-    if m:
-        return int(m.group(3)) * 2 * 32
-    if "mma_axis0_kernel" in name:
-        return 4 * 32
+    if m:  # one 256-position block: 2 halves x 2 rows x 32 positions per projection
+        return int(m.group(3)) * 2 * 2 * 32
+    if "mma_axis0_kernel" in name:  # one 16-row slab: 8 runs of 16 positions
+        return 8 * 16
     return None
 
 
@@ -52,7 +52,8 @@ def main():
                 t = re.search(r"0x([0-9a-f]+)", args)
                 if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
                     j = addr_index[int(t.group(1), 16)]
-                    if best is None or i - j > best[1] - best[0]:
+                    has_decode = any(o.startswith("IDP") for _, o, _ in ins[j:i + 1])
+                    if has_decode and (best is None or i - j < best[1] - best[0]):
                         best = (j, i)
         if not best:
             continue

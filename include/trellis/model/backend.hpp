@@ -14,7 +14,13 @@
 // VectorWeight and EmbeddingWeight; a handle is only valid with the backend
 // that made it.
 //
-// Ops, with M = x.rows and all math in fp32 (or better):
+// Precision: the math below is stated exactly; the CPU backend runs it in
+// fp32 (trellis layers take x rounded to bf16, their kernels' input). A
+// backend may keep activations and the KV cache in a narrower type as long
+// as the fixture's parity test holds (tests/model/parity_test.cpp: max
+// |Δlogit| ≤ 0.05 against transformers, the same top-1 on ≥ 127 of 128).
+//
+// Ops, with M = x.rows:
 //   embed(E, ids, out)          out[m] = E[ids[m]]                      out [M, hidden]
 //   rmsnorm(x, w, eps, out)     each group of n = w.size() consecutive elements of a row
 //                               (n divides cols): out = g / sqrt(mean(g²) + eps) ⊙ w.

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   trellis::cli::add_inspect(app);
   trellis::cli::add_run(app);
+  trellis::cli::add_quantize(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

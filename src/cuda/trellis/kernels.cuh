@@ -33,7 +33,7 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
 
 // Tensor-core, axis 0 (row-major or k3-interleaved codes).
 struct MmaAxis0Plan {
-  int col_tiles, segments, slabs_per_segment, blocks, rows_padded;
+  int col_tiles, segments, slabs_per_segment, rows_padded;  // grid = col_tiles x segments
   std::size_t partial_floats;
 };
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count);

@@ -1,5 +1,5 @@
-// Warp-level tensor-core primitives (sm_80+): m16n8k16 fp16 MMA with fp32
-// accumulators, and ldmatrix.x4.trans.
+// Warp-level tensor-core primitive (sm_80+): m16n8k16 fp16 MMA with fp32
+// accumulators.
 //
 // Fragment ownership (lane = 4·g + q): A a0 = A[g][2q..2q+1], a1 = A[g+8][2q..],
 // a2 = A[g][2q+8..], a3 = A[g+8][2q+8..]; B b0 = B[2q..2q+1][g], b1 = B[2q+8..][g];
@@ -16,14 +16,6 @@ __device__ __forceinline__ void mma_f16_16816(float (&d)[4], uint32_t a0, uint32
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem_row) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
 }
 
 }  // namespace trellis::cuda::detail

@@ -209,7 +209,6 @@ MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   const int segments = std::clamp(want, 1, std::max(1, nslabs / kMmaWarps));
   p.slabs_per_segment = (nslabs + segments - 1) / segments;
   p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
-  p.blocks = p.col_tiles * p.segments;
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
   return p;
 }

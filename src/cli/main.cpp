@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_inspect(app);
   trellis::cli::add_run(app);
   trellis::cli::add_quantize(app);
+  trellis::cli::add_eval(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,5 +8,6 @@ namespace trellis::cli {
 void add_inspect(CLI::App& app);
 void add_run(CLI::App& app);
 void add_quantize(CLI::App& app);
+void add_eval(CLI::App& app);
 
 }  // namespace trellis::cli

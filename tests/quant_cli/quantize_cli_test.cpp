@@ -1,6 +1,6 @@
 // `trellis quantize`, run as a process:
-//  - the fixture model (4 qwen3 layers) at 3 bits, L = 12, rotated, once for
-//    the suite: inspect lists all 28 decoder linears coded at k = 3 with the
+//  - the fixture model (4 qwen3 layers) at 3 bits, L = 12, rotated, in one
+//    test (one ~30 s run): inspect lists all 28 decoder linears coded at k = 3 with the
 //    Hadamard rotation (down on axis 0), embeddings and norms stay bf16 byte
 //    for byte, tokenizer/generation files are copied, q/k/v and gate/up share
 //    signs, and every tensor's rel_error is below 0.2. Why 0.2: for iid
@@ -26,7 +26,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <memory>
 #include <thread>
 
 #include "quantize_helpers.hpp"
@@ -47,28 +46,10 @@ std::string file_bytes(const fs::path& p) {
 // The MSE table (issue 4, L = 12, T = 256, iid N(0, 1)).
 double mse_bound(int k) { return k == 2 ? 0.0745 : k == 3 ? 0.0197 : 0.0055; }
 
-class FixtureRotated : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    tmp_ = new TempDir;
-    run_ = new Result(trellis_cli("quantize --in " + shq(kFixture) + " --out " + shq(out()) +
-                                  " --bits 3 --L 12 --rotate"));
-  }
-  static void TearDownTestSuite() {
-    delete run_;
-    delete tmp_;
-  }
-  static fs::path out() { return *tmp_ / "q3r"; }
-  void SetUp() override { ASSERT_EQ(run_->status, 0) << run_->output; }
-
-  static TempDir* tmp_;
-  static Result* run_;
-};
-TempDir* FixtureRotated::tmp_ = nullptr;
-Result* FixtureRotated::run_ = nullptr;
-
-TEST_F(FixtureRotated, InspectListsAll28LinearsAt3Bits) {
-  const Result r = trellis_cli("inspect --json " + shq(out()));
+// The fixture checks, on one quantized output (CTest runs every TEST in its
+// own process, so the ~30 s run happens once, in FixtureRotated3Bits).
+void check_inspect(const fs::path& out) {
+  const Result r = trellis_cli("inspect --json " + shq(out));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto doc = nlohmann::json::parse(r.output);
   int coded = 0, plain = 0;
@@ -91,8 +72,8 @@ TEST_F(FixtureRotated, InspectListsAll28LinearsAt3Bits) {
   EXPECT_EQ(doc["totals"]["parameters"], 15209472);
 }
 
-TEST_F(FixtureRotated, ReportErrorsMatchTheMseTable) {
-  const auto report = read_json(out() / "quant_report.json");
+void check_report(const fs::path& out) {
+  const auto report = read_json(out / "quant_report.json");
   ASSERT_EQ(report["tensors"].size(), 28u);
   for (const auto& t : report["tensors"]) {
     EXPECT_EQ(t["bits"], 3);
@@ -104,10 +85,10 @@ TEST_F(FixtureRotated, ReportErrorsMatchTheMseTable) {
   EXPECT_LT(report["totals"]["rel_error"].get<double>(), 0.2);
 }
 
-TEST_F(FixtureRotated, KeepsPlainTensorsAndCopiesFiles) {
+void check_plain_tensors_and_files(const fs::path& out) {
   for (const char* f : {"tokenizer.json", "tokenizer_config.json", "generation_config.json"})
-    EXPECT_EQ(file_bytes(out() / f), file_bytes(fs::path(kFixture) / f)) << f;
-  const format::ModelDir in(kFixture), q(out());
+    EXPECT_EQ(file_bytes(out / f), file_bytes(fs::path(kFixture) / f)) << f;
+  const format::ModelDir in(kFixture), q(out);
   for (const char* name : {"model.embed_tokens.weight", "lm_head.weight", "model.norm.weight",
                            "model.layers.2.self_attn.q_norm.weight"}) {
     const auto& a = in.store().at(name);
@@ -117,7 +98,7 @@ TEST_F(FixtureRotated, KeepsPlainTensorsAndCopiesFiles) {
     ASSERT_EQ(a.data.size(), b.data.size()) << name;
     EXPECT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size()), 0) << name;
   }
-  const auto cfg = read_json(out() / "config.json");
+  const auto cfg = read_json(out / "config.json");
   EXPECT_EQ(cfg["model_type"], "qwen3");
   EXPECT_EQ(cfg["quantization"].size(), 28u);
   EXPECT_EQ(cfg["quantization"]["model.layers.1.mlp.down_proj"],
@@ -125,11 +106,12 @@ TEST_F(FixtureRotated, KeepsPlainTensorsAndCopiesFiles) {
                                       "trellis": {"L": 12, "code": "1mad", "axis": 0}, "rotation": "hadamard"})"));
 }
 
-TEST_F(FixtureRotated, LayersSharingAnInputShareSigns) {
-  const format::ModelDir q(out());
+void check_shared_signs(const fs::path& out) {
+  const format::ModelDir q(out);
   auto signs = [&](const std::string& m) {
     const auto* t = q.find_trellis(m);
     EXPECT_NE(t, nullptr) << m;
+    if (!t) return std::vector<int8_t>{};
     const auto s = t->sign_values();
     return std::vector<int8_t>(s.begin(), s.end());
   };
@@ -138,6 +120,30 @@ TEST_F(FixtureRotated, LayersSharingAnInputShareSigns) {
   EXPECT_EQ(signs(p + "self_attn.q_proj"), signs(p + "self_attn.v_proj"));
   EXPECT_EQ(signs(p + "mlp.gate_proj"), signs(p + "mlp.up_proj"));
   EXPECT_NE(signs(p + "self_attn.q_proj"), signs(p + "mlp.gate_proj"));
+}
+
+TEST(QuantizeFixture, Rotated3Bits) {
+  TempDir tmp;
+  const fs::path out = tmp / "q3r";
+  const Result r = trellis_cli("quantize --in " + shq(kFixture) + " --out " + shq(out) + " --bits 3 --L 12 --rotate");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(output_traces(out), std::vector<std::string>{"q3r"});
+  {
+    SCOPED_TRACE("inspect");
+    check_inspect(out);
+  }
+  {
+    SCOPED_TRACE("quant_report.json");
+    check_report(out);
+  }
+  {
+    SCOPED_TRACE("plain tensors, config and copied files");
+    check_plain_tensors_and_files(out);
+  }
+  {
+    SCOPED_TRACE("shared signs");
+    check_shared_signs(out);
+  }
 }
 
 TEST(QuantizeSynthetic, RulesConfigAndGaussianErrors) {

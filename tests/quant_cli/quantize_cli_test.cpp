@@ -12,7 +12,8 @@
 //    axis override): the config entries, rel_error² within 3% of the MSE
 //    table per k (samples of 65k–131k weights), and the written codes
 //    decode (expand_to_f32) to exactly the reported error;
-//  - --quantize-head, --force replacing a previous output;
+//  - --quantize-head, --force replacing a previous output; a sharded input
+//    with fp32 and fp16 linears;
 //  - SIGINT while coding: exit 130, no output and no staging directory left.
 #include <gtest/gtest.h>
 
@@ -209,6 +210,48 @@ TEST(QuantizeSynthetic, QuantizeHeadAndForce) {
   ASSERT_NE(head, nullptr);
   EXPECT_EQ(head->geom.k, 4);
   EXPECT_EQ(head->geom.axis, 1);
+}
+
+// Two shards with an index, and fp32/fp16 linears next to bf16 ones.
+TEST(QuantizeSynthetic, ShardedMixedDtypes) {
+  TempDir tmp;
+  SyntheticModel model;
+  for (auto& t : model.tensors) {
+    const bool f32 = t.name.find("q_proj") != std::string::npos, f16 = t.name.find("gate_proj") != std::string::npos;
+    if (!f32 && !f16) continue;
+    const auto* bf = reinterpret_cast<const uint16_t*>(t.data.data());
+    std::vector<float> v(t.data.size() / 2);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = bf16_to_float(bf[i]);
+    if (f32) {
+      t = make_tensor(t.name, format::DType::F32, t.shape, v);
+    } else {
+      std::vector<uint16_t> h(v.size());
+      for (size_t i = 0; i < v.size(); ++i) h[i] = float_to_fp16(v[i]);
+      t = make_tensor(t.name, format::DType::F16, t.shape, h);
+    }
+  }
+  model.write(tmp / "in");
+  fs::remove(tmp / "in" / "model.safetensors");
+  std::map<std::string, std::string> weight_map;
+  std::vector<OwnedTensor> shard[2];
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const std::string file = i % 2 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+    weight_map[model.tensors[i].name] = file;
+    shard[i % 2].push_back(model.tensors[i]);
+  }
+  write_tensors(tmp / "in" / "model-00001-of-00002.safetensors", shard[0]);
+  write_tensors(tmp / "in" / "model-00002-of-00002.safetensors", shard[1]);
+  format::write_safetensors_index(tmp / "in" / "model.safetensors.index.json", weight_map, 0);
+
+  const Result r = trellis_cli("quantize --in " + shq(tmp / "in") + " --out " + shq(tmp / "out") + " --bits 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto report = read_json(tmp / "out" / "quant_report.json");
+  ASSERT_EQ(report["tensors"].size(), 7u);
+  for (const auto& t : report["tensors"])
+    EXPECT_LE(t["rel_error"].get<double>() * t["rel_error"].get<double>(), mse_bound(3) * 1.03) << t["module"];
+  const format::ModelDir q(tmp / "out");
+  EXPECT_EQ(q.trellis_tensors().size(), 7u);
+  EXPECT_EQ(q.store().at("model.embed_tokens.weight").dtype, format::DType::BF16);
 }
 
 TEST(QuantizeInterrupt, SigintRemovesTheStagingDirectory) {

@@ -2,8 +2,10 @@
 // (or CUDA once that backend exists). Generated text streams to stdout as
 // it comes (complete UTF-8 pieces); after each generation one stats line
 // goes to stderr: prompt tokens and tok/s, generated tokens and tok/s, the
-// backend. Without -m the model is models/shakespeare-qwen3-15m under the
-// working directory, else under the source tree this binary was built from.
+// backend. Without -m the model is models/shakespeare-qwen3-15m-3bit (the
+// bf16 fixture coded by `trellis quantize --bits 3 --rotate --quantize-head`)
+// under the working directory, else under the source tree this binary was
+// built from.
 //
 // --chat reads user turns from stdin, one per line, until EOF. Each turn
 // renders the whole conversation with the model's chat template (ChatML
@@ -32,7 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kDefaultModel = "models/shakespeare-qwen3-15m";
+constexpr const char* kDefaultModel = "models/shakespeare-qwen3-15m-3bit";
 
 struct RunArgs {
   std::string model;

@@ -5,6 +5,7 @@ function(trellis_add_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
     TRELLIS_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data"
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -3,13 +3,11 @@
 // bits per weight, and errors as one line with exit status 1.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "support/shell.hpp"
 #include "../format/test_model.hpp"
 
 namespace trellis {
@@ -17,29 +15,14 @@ namespace {
 
 const std::string kFixture = std::string(TRELLIS_SOURCE_DIR) + "/models/shakespeare-qwen3-15m";
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using Result = test::ShellResult;
 
+// `trellis inspect ARGS`, stdout and stderr.
 Result inspect(const std::string& args) {
-  const std::string cmd = std::string("'") + TRELLIS_BIN + "' inspect " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + args + " 2>&1");
 }
 
-std::string sh_quote(const std::filesystem::path& p) {
-  std::string s = "'";
-  s += p.string();
-  s += '\'';
-  return s;
-}
+std::string sh_quote(const std::filesystem::path& p) { return test::shell_quote(p); }
 
 TEST(Inspect, FixtureTable) {
   const Result r = inspect(sh_quote(kFixture));

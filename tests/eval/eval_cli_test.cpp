@@ -2,34 +2,21 @@
 // stdout, and errors as one line with exit status 1.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "support/shell.hpp"
 #include "model_copies.hpp"
 
 namespace trellis {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;
-};
+using Result = test::ShellResult;
 
 // `trellis eval ARGS`; stderr joins stdout unless `quiet`.
 Result eval(const std::string& args, bool quiet = false) {
-  const std::string cmd = "'" TRELLIS_BIN "' eval " + args + (quiet ? " 2>/dev/null" : " 2>&1");
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(test::shell_quote(TRELLIS_BIN) + " eval " + args + (quiet ? " 2>/dev/null" : " 2>&1"));
 }
 
 const std::string kArgs =

@@ -4,35 +4,23 @@
 // status 1.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "support/shell.hpp"
 #include "model_files.hpp"
 
 namespace trellis {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using Result = test::ShellResult;
 
 const std::filesystem::path kFixture = TRELLIS_SOURCE_DIR "/models/shakespeare-qwen3-15m";
 
+// `trellis run ARGS` with `stdin_text` (printf escapes) on its stdin; stdout and stderr.
 Result run(const std::string& args, const std::string& stdin_text = "") {
   const std::string feed = stdin_text.empty() ? "" : "printf '" + stdin_text + "' | ";
-  const std::string cmd = feed + "'" + TRELLIS_BIN + "' run " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(feed + test::shell_quote(TRELLIS_BIN) + " run " + args + " 2>&1");
 }
 
 int lines(const std::string& s) {

@@ -4,17 +4,15 @@
 #pragma once
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/shell.hpp"
 #include "../format/test_files.hpp"
 #include "trellis/half.hpp"
 
@@ -22,29 +20,12 @@ namespace trellis::test {
 
 inline const std::string kFixture = std::string(TRELLIS_SOURCE_DIR) + "/models/shakespeare-qwen3-15m";
 
-struct Result {
-  int status = -1;     // exit status; -1 when killed by a signal
-  std::string output;  // stdout and stderr
-};
+using Result = ShellResult;
 
-inline std::string shq(const std::filesystem::path& p) {
-  std::string s = "'";  // built in steps: GCC 12 warns (-Wrestrict) about "'" + s + "'"
-  s += p.string();
-  s += '\'';
-  return s;
-}
+inline std::string shq(const std::filesystem::path& p) { return shell_quote(p); }
 
-inline Result trellis_cli(const std::string& args) {
-  const std::string cmd = shq(TRELLIS_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// `trellis ARGS`, stdout and stderr.
+inline Result trellis_cli(const std::string& args) { return run_shell(shq(TRELLIS_BIN) + " " + args + " 2>&1"); }
 
 // Entries of `dir`'s parent whose names start with `dir`'s name (the output
 // itself, `.tmp-` staging directories, `.old-` set-asides).

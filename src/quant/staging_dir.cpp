@@ -2,6 +2,7 @@
 #include "trellis/quant/staging_dir.hpp"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -15,10 +16,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// mkdtemp makes the directory 0700; the output is a model meant to be shared,
+// so it gets the mode mkdir would give it (0777 less the umask).
 fs::path make_unique_dir(const fs::path& target, const char* tag) {
   std::string templ = target.string() + tag + "XXXXXX";
   if (!::mkdtemp(templ.data()))
     throw Error(target.string() + ": cannot create " + templ + ": " + std::strerror(errno));
+  const ::mode_t mask = ::umask(0);
+  ::umask(mask);
+  fs::permissions(templ, fs::perms(0777 & ~mask), fs::perm_options::replace);
   return templ;
 }
 

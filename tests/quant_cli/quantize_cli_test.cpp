@@ -16,6 +16,7 @@
 //    with fp32 and fp16 linears;
 //  - SIGINT while coding: exit 130, no output and no staging directory left.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -156,6 +157,9 @@ TEST(QuantizeSynthetic, RulesConfigAndGaussianErrors) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("quantized 7 tensors (589824 weights)"), std::string::npos) << r.output;
   EXPECT_EQ(file_bytes(tmp / "out" / "tokenizer.json"), file_bytes(tmp / "in" / "tokenizer.json"));
+  const ::mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(fs::status(tmp / "out").permissions(), fs::perms(0777 & ~mask)) << "the output is made like mkdir makes";
   const std::map<std::string, std::pair<int, int>> want = {  // module -> (bits, axis)
       {"model.layers.0.self_attn.q_proj", {4, 1}}, {"model.layers.0.self_attn.k_proj", {3, 1}},
       {"model.layers.0.self_attn.v_proj", {3, 1}}, {"model.layers.0.self_attn.o_proj", {3, 0}},

@@ -19,7 +19,7 @@ while getopts "b:L:k:r:w:" opt; do
     *) sed -n 10,12p "$0"; exit 2 ;;
   esac
 done
-bin=$build/src/cli/trellis
+bin=$build/trellis
 fixture=$root/models/shakespeare-qwen3-15m
 text=$root/data/tinyshakespeare.txt
 ctx=512

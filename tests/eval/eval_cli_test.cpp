@@ -43,7 +43,7 @@ TEST(EvalCli, Json) {
 
 TEST(EvalCli, ErrorsAreOneLine) {
   test::TempDir tmp;
-  test::write_text(tmp / "empty.txt", "");
+  test::write_file(tmp / "empty.txt", "");
   const Result r = eval("-m '" + test::kFixtureDir.string() + "' --ppl '" + (tmp / "empty.txt").string() + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << r.output;

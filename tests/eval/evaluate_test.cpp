@@ -119,7 +119,7 @@ TEST(Evaluate, ReferenceWithAnotherVocabularyIsRejected) {
       dir.path(),
       [](test::OwnedTensor& t) {
         if (t.name == "model.embed_tokens.weight" || t.name == "lm_head.weight") {
-          t.bytes.resize(size_t(kSmallVocab * t.shape[1] * 2));
+          t.data.resize(size_t(kSmallVocab * t.shape[1] * 2));
           t.shape[0] = kSmallVocab;
         }
       },
@@ -133,11 +133,11 @@ TEST(Evaluate, BadInput) {
   test::TempDir tmp;
   EvalOptions o = short_run();
   o.text = tmp / "empty.txt";
-  test::write_text(o.text, "");
+  test::write_file(o.text, "");
   test::expect_error([&] { evaluate(o); }, {"empty.txt", "empty"});
   o.text = tmp / "short.txt";
   o.split = Split::all;
-  test::write_text(o.text, "ROMEO: hi");
+  test::write_file(o.text, "ROMEO: hi");
   test::expect_error([&] { evaluate(o); }, {"fewer than one window of 128"});
   o.context = 1;
   test::expect_error([&] { evaluate(o); }, {"at least 2 tokens"});

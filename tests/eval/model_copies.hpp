@@ -29,7 +29,7 @@ inline void copy_fixture(const std::filesystem::path& out, const TensorEdit& edi
     fs::copy_file(kFixtureDir / f, out / f);
   nlohmann::json config = nlohmann::json::parse(std::ifstream(kFixtureDir / "config.json"));
   if (edit_config) edit_config(config);
-  write_text(out / "config.json", config.dump(2));
+  write_file(out / "config.json", config.dump(2));
   const format::SafetensorsFile in(kFixtureDir / "model.safetensors");
   std::vector<OwnedTensor> tensors;
   for (const auto& t : in.tensors()) {
@@ -41,11 +41,11 @@ inline void copy_fixture(const std::filesystem::path& out, const TensorEdit& edi
 
 // bf16 elements of a tensor, in place.
 inline void for_each_bf16(OwnedTensor& t, const std::function<uint16_t(uint16_t)>& f) {
-  for (size_t i = 0; i + 1 < t.bytes.size(); i += 2) {
+  for (size_t i = 0; i + 1 < t.data.size(); i += 2) {
     uint16_t v;
-    std::memcpy(&v, &t.bytes[i], 2);
+    std::memcpy(&v, &t.data[i], 2);
     v = f(v);
-    std::memcpy(&t.bytes[i], &v, 2);
+    std::memcpy(&t.data[i], &v, 2);
   }
 }
 

@@ -90,7 +90,7 @@ TEST(EvalText, TinyShakespeareValidationSplit) {
 
 TEST(EvalText, CutsAtCharacterBoundaries) {
   test::TempDir dir;
-  test::write_text(dir / "t.txt", "ab\xc3\xa9" "cdefghi");  // é is bytes 2 and 3
+  test::write_file(dir / "t.txt", "ab\xc3\xa9" "cdefghi");  // é is bytes 2 and 3
   const auto s = read_text(dir / "t.txt", Split::all, 3);      // a cut inside é moves past it
   EXPECT_EQ(s.begin, 4u);
   EXPECT_EQ(s.text, "cdefghi");
@@ -99,7 +99,7 @@ TEST(EvalText, CutsAtCharacterBoundaries) {
 TEST(EvalText, Errors) {
   test::TempDir dir;
   test::expect_error([&] { read_text(dir / "missing.txt", Split::val); }, {"missing.txt", "cannot read"});
-  test::write_text(dir / "t.txt", "abc");
+  test::write_file(dir / "t.txt", "abc");
   test::expect_error([&] { read_text(dir / "t.txt", Split::all, 4); }, {"past the end"});
   test::expect_error([] { parse_split("test"); }, {"unknown split 'test'"});
 }

@@ -28,7 +28,7 @@ void copy_fixture(const test::TempDir& dir, const std::string& skip, void (*edit
   std::ifstream in(test::kFixtureDir / "config.json");
   auto config = nlohmann::json::parse(in);
   if (edit) edit(config);
-  test::write_text(dir / "config.json", config.dump());
+  test::write_file(dir / "config.json", config.dump());
 }
 
 TEST(ModelErrors, MissingTokenizer) {

@@ -56,7 +56,7 @@ TEST(RunCli, UnknownTemplateConstruct) {
   const test::TempDir dir;
   for (const char* name : {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"})
     std::filesystem::create_symlink(kFixture / name, dir / name);
-  test::write_text(dir / "tokenizer_config.json",
+  test::write_file(dir / "tokenizer_config.json",
                    R"({"eos_token": "<|im_end|>", "chat_template": "{% macro m() %}x{% endmacro %}{{ m() }}"})");
   const Result r = run("--chat -m '" + dir.path().string() + "'", "hi\\n");
   EXPECT_EQ(r.status, 1) << r.output;

@@ -133,9 +133,9 @@ void write_models(const std::filesystem::path& coded_dir, const std::filesystem:
     coded.push_back(test::make_tensor(l.module + ".scales", DType::F16, {g.rows}, scales));
     if (l.rotated) coded.push_back(test::make_tensor(l.module + ".signs", DType::I8, {g.cols}, signs));
   }
-  test::write_text(coded_dir / "config.json", config(true).dump());
+  test::write_file(coded_dir / "config.json", config(true).dump());
   test::write_tensors(coded_dir / "model.safetensors", coded);
-  test::write_text(dense_dir / "config.json", config(false).dump());
+  test::write_file(dense_dir / "config.json", config(false).dump());
   test::write_tensors(dense_dir / "model.safetensors", dense);
 }
 

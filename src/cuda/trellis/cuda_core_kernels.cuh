@@ -30,7 +30,7 @@ namespace trellis::cuda::detail {
 // x bf16 [M][in], out bf16 [M][out]; any Numerics mode; `tail` ignored for nproj 1.
 // No scratch; capturable.
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
-                   SwigluTail tail, cudaStream_t stream);
+                   SwigluTail tail, int sm_count, cudaStream_t stream);
 
 // ---- scatter (axis 0, CUDA cores): see scatter.cu --------------------------
 struct ScatterPlan {
@@ -50,15 +50,16 @@ void launch_scatter(const ScatterPlan& plan, const TrellisTensorView& w, const u
 
 // ---- expand: see expand.cu --------------------------------------------------
 // Logical W [out_features, in_features] row-major, bf16_rn(float(y)·f_r), any axis/layout.
-void launch_expand_bf16(const TrellisTensorView& w, uint16_t* out, cudaStream_t stream);
+void launch_expand_bf16(const TrellisTensorView& w, uint16_t* out, int sm_count, cudaStream_t stream);
 
 // ---- standalone bf16 swiglu: see swiglu_op.cu ------------------------------
-void launch_swiglu(const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n, cudaStream_t stream);
+void launch_swiglu(const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n, int sm_count,
+                   cudaStream_t stream);
 
 #if defined(__CUDACC__)
 // y(state) as an exact fp32 integer in [-510, 510].
 __device__ __forceinline__ float code_float(uint32_t state) {
-  return __int_as_float(int(__dp4a(state * kCodeMul + kCodeAdd, 0x01010101u, 0x4B000000u))) - 8389118.0f;
+  return __int_as_float(int(__dp4a(code_hash(state), 0x01010101u, 0x4B000000u))) - 8389118.0f;
 }
 
 // Round two fp32 values to bf16 with one CVT (bf16x2), back to fp32.

@@ -70,7 +70,7 @@ void gemm_bf16(Context& ctx, const uint16_t* w, const uint16_t* x, int M, int ou
 void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y) {
   const auto& g = w.geom;
   uint16_t* wb = ctx.expanded(std::size_t(g.out_features) * g.in_features);
-  detail::launch_expand_bf16(w, wb, ctx.stream());
+  detail::launch_expand_bf16(w, wb, ctx.sm_count(), ctx.stream());
   gemm_bf16(ctx, wb, x, M, int(g.out_features), int(g.in_features), y);
 }
 
@@ -120,7 +120,7 @@ void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, 
   switch (form) {
     case Form::mma: linear_mma(ctx, w, x, M, y); break;
     case Form::expand_cublas: linear_expand_cublas(ctx, w, x, M, y); break;
-    case Form::reduce: detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.stream()); break;
+    case Form::reduce: detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.sm_count(), ctx.stream()); break;
     case Form::scatter: {
       const auto plan = detail::plan_scatter(w.geom, M, ctx.sm_count());
       detail::launch_scatter(plan, w, x, M, y, mode, scratch(ctx, plan.partial_floats, plan.counters),
@@ -151,7 +151,7 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
                                ctx.stream());
       break;
     }
-    case Form::gate_up: detail::launch_reduce(w, 2, x, M, out, mode, tail, ctx.stream()); break;
+    case Form::gate_up: detail::launch_reduce(w, 2, x, M, out, mode, tail, ctx.sm_count(), ctx.stream()); break;
     default: {
       // Unfused: two projections into scratch, then the standalone swiglu.
       if (tail != SwigluTail::split)
@@ -160,19 +160,19 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
       uint16_t* tmp = ctx.staged(2 * n);
       linear(ctx, gate, x, M, tmp, form, mode);
       linear(ctx, up, x, M, tmp + n, form, mode);
-      detail::launch_swiglu(tmp, tmp + n, out, n, ctx.stream());
+      detail::launch_swiglu(tmp, tmp + n, out, n, ctx.sm_count(), ctx.stream());
     }
   }
   check_cuda(cudaGetLastError(), "gate_up_swiglu launch");
 }
 
 void swiglu(Context& ctx, const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n) {
-  detail::launch_swiglu(gate, up, out, n, ctx.stream());
+  detail::launch_swiglu(gate, up, out, n, ctx.sm_count(), ctx.stream());
   check_cuda(cudaGetLastError(), "swiglu launch");
 }
 
 void expand_bf16(Context& ctx, const TrellisTensorView& w, uint16_t* out) {
-  detail::launch_expand_bf16(w, out, ctx.stream());
+  detail::launch_expand_bf16(w, out, ctx.sm_count(), ctx.stream());
   check_cuda(cudaGetLastError(), "expand launch");
 }
 

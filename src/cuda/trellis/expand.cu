@@ -160,17 +160,14 @@ void launch_k(const ExpandArgs& a, int sms, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_expand_bf16(const TrellisTensorView& w, uint16_t* out, cudaStream_t stream) {
+void launch_expand_bf16(const TrellisTensorView& w, uint16_t* out, int sm_count, cudaStream_t stream) {
   const TrellisGeometry& g = w.geom;
   if (g.cols % 32 != 0) throw Error("expand form: cols must be a multiple of 32");
   if (g.axis == 0 && g.rows % 8 != 0) throw Error("expand form: axis-0 rows must be a multiple of 8");
   if (g.axis != 0 && g.axis != 1) throw Error("expand form: axis must be 0 or 1");
   if (g.rows <= 0 || g.cols <= 0) return;
   if (g.rows * (g.cols / 32) + 32LL * 8 * 1024 >= (1LL << 31)) throw Error("expand form: tensor too large");
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (sms <= 0) sms = 1;
+  const int sms = std::max(sm_count, 1);
   ExpandArgs a{};
   a.geom = g;
   a.blocks_per_row = int(g.cols / g.T);

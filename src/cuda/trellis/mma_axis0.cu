@@ -163,19 +163,12 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int c0 = cb * kBlockT;
   if (a.segments > 1) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) a.partials[(size_t(seg) * C + c0) * M + i] = warp_sums[i];
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(a.counters + cb, 1u) + 1 == unsigned(a.segments);
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) return;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
       float s = 0.0f;
       for (int sg = 0; sg < a.segments; ++sg) s += __ldcg(a.partials + (size_t(sg) * C + c0) * M + i);
       warp_sums[i] = s;
     }
-    if (threadIdx.x == 0) a.counters[cb] = 0;
     __syncthreads();
   }
   for (int i = threadIdx.x; i < n; i += blockDim.x) {

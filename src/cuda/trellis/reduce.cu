@@ -328,7 +328,7 @@ Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
 }  // namespace
 
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
-                   SwigluTail tail, cudaStream_t stream) {
+                   SwigluTail tail, int sm_count, cudaStream_t stream) {
   if (nproj != 1 && nproj != 2) throw Error("reduce form: nproj must be 1 or 2, got " + std::to_string(nproj));
   const int max_m = nproj == 1 ? 4 : 8;
   if (M < 1 || M > max_m)
@@ -342,10 +342,7 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
       throw Error("reduce form: gate and up must share rows, cols and T");
   }
   if (g.rows * g.cols > (int64_t(1) << 31)) throw Error("reduce form: tensor too large for 32-bit indexing");
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (sms <= 0) sms = 1;
+  const int sms = std::max(sm_count, 1);
 
   ReduceArgs a{};
   for (int p = 0; p < 2; ++p) {

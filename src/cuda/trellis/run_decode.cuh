@@ -84,7 +84,7 @@ __device__ __forceinline__ uint32_t run_state(const uint32_t (&w)[K + 1], int j,
 
 // binary16 bits of y(state) + 1534, in the low half of the result.
 __device__ __forceinline__ uint32_t biased_code_half(uint32_t state) {
-  return __dp4a(state * kCodeMul + kCodeAdd, 0x01010101u, 0x6400u);
+  return __dp4a(code_hash(state), 0x01010101u, 0x6400u);
 }
 
 // Two biased code values (positions j, j+1 of a run) as one half2 register.

@@ -21,6 +21,21 @@ __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected
   return last;
 }
 
+// The same for a whole block: call from every thread after the block's
+// partial stores; true in every thread of the last block to arrive.
+__device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned expected) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) + 1 == expected;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 // Work units of one block: a contiguous share of [0, units), balanced to one unit.
 struct UnitRange {
   int begin, end;

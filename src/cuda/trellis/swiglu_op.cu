@@ -41,17 +41,15 @@ __global__ void __launch_bounds__(kThreads) swiglu_scalar_kernel(const __nv_bflo
     o[i] = __float2bfloat16_rn(swiglu_split(__bfloat162float(g[i]), __bfloat162float(u[i])));
 }
 
-int grid_for(std::size_t items) {
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const std::size_t most = std::size_t(std::max(sms, 1)) * 8;
+int grid_for(std::size_t items, int sm_count) {
+  const std::size_t most = std::size_t(std::max(sm_count, 1)) * 8;
   return int(std::max<std::size_t>(1, std::min(most, (items + kThreads - 1) / kThreads)));
 }
 
 }  // namespace
 
-void launch_swiglu(const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n, cudaStream_t stream) {
+void launch_swiglu(const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n, int sm_count,
+                   cudaStream_t stream) {
   if (n == 0) return;
   const auto* g = reinterpret_cast<const __nv_bfloat16*>(gate);
   const auto* u = reinterpret_cast<const __nv_bfloat16*>(up);
@@ -63,12 +61,12 @@ void launch_swiglu(const uint16_t* gate, const uint16_t* up, uint16_t* out, std:
   if (aligned) {
     const std::size_t n8 = n / 8;
     if (n8 > 0)
-      swiglu_vec_kernel<<<grid_for(n8), kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(gate),
+      swiglu_vec_kernel<<<grid_for(n8, sm_count), kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(gate),
                                                                reinterpret_cast<const uint4*>(up),
                                                                reinterpret_cast<uint4*>(out), n8);
     done = n8 * 8;
   }
-  if (done < n) swiglu_scalar_kernel<<<grid_for(n - done), kThreads, 0, stream>>>(g, u, o, done, n);
+  if (done < n) swiglu_scalar_kernel<<<grid_for(n - done, sm_count), kThreads, 0, stream>>>(g, u, o, done, n);
 }
 
 }  // namespace trellis::cuda::detail

@@ -13,7 +13,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
 
 cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 &&
-  cmake --build build/device -j 16 >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  cmake --build build/device -j 16 --target test_trellis_forms trellis_kernels_bench >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 echo "build ok"
 
 if has sass; then

@@ -1,5 +1,5 @@
 // The public entry points: check that the chosen form can serve the call,
-// stage what it needs in the context's scratch, and launch it.
+// take the scratch it needs from the context, and launch it.
 #include <cublas_v2.h>
 
 #include <string>
@@ -29,9 +29,11 @@ namespace {
 
 bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > g.k && g.L <= 16 && g.T % 32 == 0; }
 
-// The tensor-core forms decode T = 256 blocks (compile-time shifts and offsets).
-bool mma_fits(const TrellisGeometry& g) {
-  return decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0;
+// The tensor-core forms decode T = 256 blocks (compile-time shifts and
+// offsets); axis 1 stages all of x in shared memory.
+bool mma_fits(const TrellisGeometry& g, int M) {
+  if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
+  return g.axis == 0 || std::size_t(M) * (g.cols + 32) * 2 <= std::size_t(kAxis1StageBytes);
 }
 
 void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {
@@ -40,19 +42,6 @@ void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, co
               " L=" + std::to_string(g.L) + " T=" + std::to_string(g.T) + " axis=" + std::to_string(g.axis) +
               " rows=" + std::to_string(g.rows) + " cols=" + std::to_string(g.cols) + " M=" + std::to_string(M) +
               " numerics=" + to_string(mode));
-}
-
-// Staged activations: xf halves [M][n_pad] then the per-row info floats.
-struct Staged {
-  uint16_t* xf;
-  float* info;
-};
-Staged stage(Context& ctx, const uint16_t* x, int M, int n, int n_pad, const uint16_t* fold_scales) {
-  const std::size_t xf_halves = (std::size_t(M) * n_pad + 7) / 8 * 8;
-  uint16_t* buf = ctx.staged(xf_halves + 4 * std::size_t(M));
-  Staged s{buf, reinterpret_cast<float*>(buf + xf_halves)};
-  detail::stage_activations(x, M, n, n_pad, fold_scales, s.xf, s.info, ctx.stream());
-  return s;
 }
 
 detail::SplitScratch scratch(Context& ctx, std::size_t partial_floats, std::size_t counters) {
@@ -78,14 +67,11 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
   const auto& g = w.geom;
   if (g.axis == 1) {
     const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count());
-    const Staged s = stage(ctx, x, M, int(g.cols), int(g.cols), nullptr);
-    detail::launch_mma_axis1(plan, &w, 1, s.xf, s.info, M, y, SwigluTail::split,
-                             scratch(ctx, plan.partial_floats, plan.tiles), ctx.stream());
+    detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.tiles),
+                             ctx.stream());
   } else {
     const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
-    const Staged s = stage(ctx, x, M, int(g.rows), plan.rows_padded, w.scales);
-    detail::launch_mma_axis0(plan, w, s.xf, s.info, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles),
-                             ctx.stream());
+    detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
   }
 }
 
@@ -93,7 +79,7 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
 
 bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
   switch (f) {
-    case Form::mma: return mode == Numerics::factored && M >= 1 && M <= kMmaMaxM && mma_fits(g);
+    case Form::mma: return mode == Numerics::factored && M >= 1 && M <= kMmaMaxM && mma_fits(g, M);
     case Form::expand_cublas: return mode == Numerics::rounded && M >= 1 && decodable(g);
     case Form::reduce: return g.axis == 1 && M >= 1 && M <= 4 && decodable(g);
     case Form::scatter: return g.axis == 0 && M >= 1 && M <= 4 && decodable(g);
@@ -146,8 +132,7 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
   switch (form) {
     case Form::mma: {
       const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count());
-      const Staged s = stage(ctx, x, M, int(g.cols), int(g.cols), nullptr);
-      detail::launch_mma_axis1(plan, w, 2, s.xf, s.info, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
+      detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
                                ctx.stream());
       break;
     }

@@ -6,14 +6,22 @@
 
 #include <cstdint>
 
+#include "launch_constants.cuh"
 #include "trellis/numerics.hpp"
 #include "trellis/trellis_tensor.hpp"
 
 namespace trellis::cuda::detail {
 
-// See stage_activations.cu. fold_scales: fp16 row scales folded in (axis 0), or null.
-void stage_activations(const uint16_t* x, int M, int n, int n_pad, const uint16_t* fold_scales, uint16_t* xf,
-                       float* info, cudaStream_t stream);
+// Shared memory of the tensor-core kernels: staged activations (M rows of
+// `stride` halves), their per-row info (2 floats per row) and the staging
+// reduction's scratch (kMmaMaxM floats per warp); axis 0 adds its block sums
+// (256 columns x M floats per warp).
+constexpr int mma_axis1_smem_bytes(int M, int stride) {
+  return M * stride * 2 + (2 * kMmaMaxM + kAxis1Warps * kMmaMaxM) * 4;
+}
+constexpr int mma_axis0_smem_bytes(int M, int stride) {
+  return (kMmaWarps * 256 * M + 2 * kMmaMaxM + kMmaWarps * kMmaMaxM) * 4 + M * stride * 2;
+}
 
 // Split-K scratch a launch may use.
 struct SplitScratch {
@@ -23,21 +31,20 @@ struct SplitScratch {
 
 // Tensor-core, axis 1: one projection (plain output) or two (gate, up → SwiGLU tail).
 struct MmaAxis1Plan {
-  int tiles, segments, blocks_per_segment, blocks;
-  std::size_t partial_floats;  // split-K partials this launch needs (0 when unsplit)
+  int tiles, chunks_per_tile, chunks, warps, blocks, max_contrib, xf_stride, smem_bytes;
+  std::size_t partial_floats;  // split-tile partials this launch may need
 };
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);
-void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* xf,
-                      const float* info, int M, uint16_t* out, SwigluTail tail, SplitScratch scratch,
-                      cudaStream_t stream);
+void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
+                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
 
 // Tensor-core, axis 0 (row-major or k3-interleaved codes).
 struct MmaAxis0Plan {
-  int col_tiles, segments, slabs_per_segment, rows_padded;  // grid = col_tiles x segments
+  int col_tiles, segments, slabs_per_segment, xf_stride, smem_bytes;  // grid = col_tiles x segments
   std::size_t partial_floats;
 };
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count);
-void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* xf, const float* info,
-                      int M, uint16_t* out, SplitScratch scratch, cudaStream_t stream);
+void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
+                      SplitScratch scratch, cudaStream_t stream);
 
 }  // namespace trellis::cuda::detail

@@ -10,21 +10,29 @@ inline constexpr int kMmaWarps = 8;
 inline constexpr int kMmaThreads = kMmaWarps * 32;
 inline constexpr int kMmaMinBlocksPerSm = 2;
 
+// Axis-1 tensor-core form: one block of 16 warps per SM (16 x 32 x 128
+// registers fill the register file), so the activations it stages in shared
+// memory serve 16 warps; each warp takes an equal contiguous share of the
+// (tile, half-block) chunk stream, and at least kMinChunksPerWarp chunks so
+// small matrices do not split into more partial sums than work.
+inline constexpr int kAxis1Warps = 16;
+inline constexpr int kAxis1Threads = kAxis1Warps * 32;
+inline constexpr int kMinChunksPerWarp = 4;
+// Shared memory for the staged activations (M x cols halves): the form serves
+// M·cols up to this; larger calls take another form.
+inline constexpr int kAxis1StageBytes = 192 * 1024;
+
 // Axis-1 tensor-core form: a warp owns a 16-row tile (the MMA's M); one
 // m16n8k16 consumes 16 positions per row, and a lane decodes 32-position
 // runs, so 4 lanes cover half a 256-position block in 8 MMA steps.
 inline constexpr int kTileRows = 16;
 
 // Axis-0 tensor-core form: a warp covers one 256-column block of 16-row
-// slabs; its lanes decode 16-position runs (see mma_axis0.cu).
+// slabs; its lanes decode 16-position runs (see mma_axis0.cu). A block stages
+// its segment's activations (M x segment rows halves) in at most this much
+// shared memory; the plan makes segments short enough.
 inline constexpr int kSlabRows = 16;
-
-// Split-K: aim for at least this many work units per resident warp so the
-// static per-block unit ranges balance to within a few percent.
-inline constexpr int kUnitsPerWarp = 2;
-
-// Activation staging: one block per activation row.
-inline constexpr int kStageThreads = 1024;
+inline constexpr int kAxis0StageBytes = 32 * 1024;
 
 // Most activation rows the tensor-core forms take (the MMA's N = 8).
 inline constexpr int kMmaMaxM = 8;

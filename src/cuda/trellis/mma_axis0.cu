@@ -2,9 +2,11 @@
 // output dim (row-major or k3 block-pair interleaved), 1..8 activation rows.
 //
 // Math (numerics "factored", f_r folded into the activation): with stored
-// rows r (input features) and columns c (outputs),
-//   D_cm = Σ_r (y_rc + 1534) · xf_mr,   xf_mr = fp16(x_mr · f_r · 2^E_m)
-//   out_mc = (D_cm − 1534·Σ_r xf_mr) · 2^−E_m.
+// rows r (input features) and columns c (outputs), per row segment S,
+//   D_cm = Σ_{r∈S} (y_rc + 1534) · xf_mr,   xf_mr = fp16(x_mr · f_r · 2^E_mS)
+//   out_mc = Σ_S (D_cm − 1534·Σ_{r∈S} xf_mr) · 2^−E_mS.
+// Each block stages its segment's xf in shared memory first (stage_smem.cuh),
+// with its own exponent E_mS, so no separate staging launch is needed.
 // The MMA's M dimension is the output column c and its K dimension the stored
 // row r, so A pairs are (r, r+1) at one c: each lane decodes 16-position runs
 // of four stored rows (2q, 2q+1, 2q+8, 2q+9 of a 16-row slab) at two column
@@ -12,7 +14,9 @@
 // row pairs. MMA t of a slab (t = 0..15) takes run position t: A row i ↔
 // column 16i + t (i < 8) or 128 + 16(i−8) + t, so a warp covers one 256-column
 // block with 16 independent accumulator tiles and no shared-memory transpose.
-// B is the staged xf of the slab's 16 rows (two registers per lane per slab).
+// B is the staged xf of the slab's 16 rows (two registers per lane per slab;
+// staged rows are padded to 8 mod 64 halves, so the 32 lanes' words fall in
+// 32 different banks).
 //
 // Launch: grid = column blocks × row segments; a block's 8 warps split its
 // segment's slabs, sum their tiles through shared memory in warp order, and
@@ -28,6 +32,7 @@
 #include "mma.cuh"
 #include "run_decode.cuh"
 #include "split_k.cuh"
+#include "stage_smem.cuh"
 #include "trellis/error.hpp"
 
 namespace trellis::cuda::detail {
@@ -36,9 +41,9 @@ namespace {
 struct Axis0Args {
   TrellisGeometry geom;
   const uint32_t* codes;
-  const uint32_t* xf;  // staged, [M][rows_padded / 2] words
-  const float* info;
-  int M, rows_padded;
+  const __half* scales;
+  const __nv_bfloat16* x;  // [M][rows]
+  int M, xf_stride;        // staged row stride in halves
   int segments, slabs_per_segment;
   float* partials;  // [segments][cols][M]
   unsigned* counters;
@@ -91,7 +96,7 @@ __device__ __forceinline__ uint32_t run16_state(const uint32_t (&w)[N], int j, u
 
 template <int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
-  extern __shared__ float warp_sums[];  // [kMmaWarps][256][M]
+  extern __shared__ float warp_sums[];  // [kMmaWarps][256][M], then info, scratch, xf
   constexpr int NW = Run16<K>::kWords;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, warp = threadIdx.x >> 5;
   const TrellisGeometry& G = a.geom;
@@ -103,11 +108,18 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
   const uint32_t* block_base = a.codes + G.block_offset(0, cb);
   const Run16<K> at0 = run16_at<K>(16 * g), at1 = run16_at<K>(128 + 16 * g);
+  const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
+  float* info = warp_sums + kMmaWarps * kBlockT * a.M;
+  float* scratch = info + 2 * kMmaMaxM;
+  __half* xf = reinterpret_cast<__half*>(scratch + stage_scratch_floats(kMmaWarps));
+  const int row0 = sbeg_seg * kSlabRows;
+  stage_block(StageSlice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
+                         a.scales},
+              xf, a.xf_stride, info, scratch, [](int j) { return j; });
   const bool has_x = g < a.M;
-  const uint32_t* xrow = a.xf + size_t(has_x ? g : 0) * (a.rows_padded / 2) + q;
+  const uint32_t* xrow = reinterpret_cast<const uint32_t*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
 
   // This warp's slabs: an equal share of the block's segment.
-  const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
   const int per_warp = (send_seg - sbeg_seg + kMmaWarps - 1) / kMmaWarps;
   const int sbeg = sbeg_seg + warp * per_warp, send = min(send_seg, sbeg + per_warp);
 
@@ -124,18 +136,18 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
       load_run16<K>(row, at0, w[i][0]);
       load_run16<K>(row, at1, w[i][1]);
     }
-    const uint32_t* xs = xrow + sl * (kSlabRows / 2);
-    const uint32_t b0 = has_x ? __ldg(xs) : 0u, b1 = has_x ? __ldg(xs + 4) : 0u;
+    const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
+    const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;
 #pragma unroll
     for (int t = 0; t < 16; ++t) {
       uint32_t af[4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // a0/a1: rows (2q, 2q+1) at column offset h; a2/a3: rows (2q+8, 2q+9).
-        af[h] = __byte_perm(biased_code_half(run16_state<K>(w[0][h], t, mask)),
-                            biased_code_half(run16_state<K>(w[1][h], t, mask)), 0x5410);
-        af[2 + h] = __byte_perm(biased_code_half(run16_state<K>(w[2][h], t, mask)),
-                                biased_code_half(run16_state<K>(w[3][h], t, mask)), 0x5410);
+        af[h] = pack_halves(biased_code_half(run16_state<K>(w[0][h], t, mask)),
+                            biased_code_half(run16_state<K>(w[1][h], t, mask)));
+        af[2 + h] = pack_halves(biased_code_half(run16_state<K>(w[2][h], t, mask)),
+                                biased_code_half(run16_state<K>(w[3][h], t, mask)));
       }
       mma_f16_16816(acc[t], af[0], af[1], af[2], af[3], b0, b1);
     }
@@ -152,12 +164,14 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
       if (m < M) mine[c * M + m] = acc[t][e];
     }
   __syncthreads();
-  // Block sum in warp order, then across segments in segment order.
+  // Block sum in warp order, in real units (this segment's exponent undone),
+  // then across segments in segment order.
   const int n = kBlockT * M;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     float s = 0.0f;
     for (int wv = 0; wv < kMmaWarps; ++wv) s += warp_sums[size_t(wv) * n + i];
-    warp_sums[i] = s;
+    const int m = i % M;
+    warp_sums[i] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];
   }
   __syncthreads();
   const int c0 = cb * kBlockT;
@@ -173,21 +187,20 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   }
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     const int c = i / M, m = i - c * M;
-    const float v = (warp_sums[i] - kHalfBias * a.info[2 * m]) * a.info[2 * m + 1];
-    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(v);
+    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
   }
 }
 
 template <int K>
-void launch(const Axis0Args& a, dim3 grid, cudaStream_t stream) {
-  // 8 KB of block sums per activation row: past 48 KB (M > 5, with the static
-  // flag) the kernel needs the opt-in, raised once to the M = 8 size.
-  constexpr int kMaxSmem = kMmaWarps * kBlockT * kMmaMaxM * int(sizeof(float));
-  static const cudaError_t raised =
-      cudaFuncSetAttribute(mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem);
+void launch(const Axis0Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) {
+  // 8 KB of block sums per activation row plus the staged segment: past 48 KB
+  // the kernel needs the opt-in, raised once to the largest plan's size.
+  static const cudaError_t raised = cudaFuncSetAttribute(
+      mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      mma_axis0_smem_bytes(kMmaMaxM, kAxis0StageBytes / (2 * kMmaMaxM)));
   if (raised != cudaSuccess) throw Error(std::string("mma axis-0 form: shared-memory opt-in failed: ") +
                                          cudaGetErrorString(raised));
-  mma_axis0_kernel<K><<<grid, kMmaThreads, kMmaWarps * kBlockT * a.M * int(sizeof(float)), stream>>>(a);
+  mma_axis0_kernel<K><<<grid, kMmaThreads, smem_bytes, stream>>>(a);
 }
 
 }  // namespace
@@ -196,25 +209,29 @@ MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   MmaAxis0Plan p{};
   p.col_tiles = int(g.cols / kBlockT);
   const int nslabs = int((g.rows + kSlabRows - 1) / kSlabRows);
-  p.rows_padded = nslabs * kSlabRows;
-  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp keeping >= 1 slab.
+  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp keeping >= 1 slab,
+  // and few enough rows per segment that its staged activations fit.
   const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
-  const int segments = std::clamp(want, 1, std::max(1, nslabs / kMmaWarps));
+  const int max_slabs = std::max(1, (kAxis0StageBytes / (2 * M) - 8) / kSlabRows / 4 * 4);
+  const int fit = (nslabs + max_slabs - 1) / max_slabs;
+  const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / kMmaWarps)));
   p.slabs_per_segment = (nslabs + segments - 1) / segments;
   p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
+  p.xf_stride = (p.slabs_per_segment * kSlabRows + 63) / 64 * 64 + 8;
+  p.smem_bytes = mma_axis0_smem_bytes(M, p.xf_stride);
   return p;
 }
 
-void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* xf, const float* info,
-                      int M, uint16_t* out, SplitScratch scratch, cudaStream_t stream) {
+void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
+                      SplitScratch scratch, cudaStream_t stream) {
   Axis0Args a{};
   a.geom = w.geom;
   a.codes = w.codes;
-  a.xf = reinterpret_cast<const uint32_t*>(xf);
-  a.info = info;
+  a.scales = reinterpret_cast<const __half*>(w.scales);
+  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
-  a.rows_padded = plan.rows_padded;
+  a.xf_stride = plan.xf_stride;
   a.segments = plan.segments;
   a.slabs_per_segment = plan.slabs_per_segment;
   a.partials = scratch.partials;
@@ -222,9 +239,9 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   const dim3 grid(plan.col_tiles, plan.segments);
   switch (w.geom.k) {
-    case 2: launch<2>(a, grid, stream); break;
-    case 3: launch<3>(a, grid, stream); break;
-    case 4: launch<4>(a, grid, stream); break;
+    case 2: launch<2>(a, grid, plan.smem_bytes, stream); break;
+    case 3: launch<3>(a, grid, plan.smem_bytes, stream); break;
+    case 4: launch<4>(a, grid, plan.smem_bytes, stream); break;
     default: throw Error("mma axis-0 form: no kernel for k=" + std::to_string(w.geom.k));
   }
 }

@@ -4,33 +4,42 @@
 //
 // Math (numerics "factored"): the MMA accumulates Σ_c (y_rc + 1534)·xf_mc with
 // A = binary16(y + 1534) (exact) and B = the staged activations xf (fp16, a
-// power-of-two rescale of x, see stage_activations.cu), in fp32. Per output:
+// power-of-two rescale of x, stage_smem.cuh), in fp32. Per output:
 //   out_mr = (D_rm − 1534·Σ_c xf_mc) · 2^−E_m · f_r.
 //
-// Launch: persistent blocks of 8 warps. Work units are (16-row tile, column
-// segment); a block takes a contiguous share of units, its warps take them
-// round-robin. In a unit, lane (g, q) decodes rows g and g+8 of the tile,
-// positions 32q..32q+31 of each 128-column chunk (two 32-position runs per
-// projection), and step s of the chunk's 8 MMAs uses run positions 4s..4s+3:
-// MMA K index 2q+e ↔ column 32q+4s+e and 2q+8+e ↔ 32q+4s+2+e (e = 0, 1), for A
-// and B alike, so every lane reads its activations as 4 contiguous 16-byte
-// loads per chunk. Segments > 1 are summed by the last-arriving warp of a tile
-// in segment order (split_k.cuh), so results are deterministic, and the
-// segment count depends only on the geometry, so a one-projection launch and
-// a gate/up launch on the same geometry round identically (the `split` tail is
-// bit-identical to two projections + swiglu).
+// Launch: one block of 16 warps per SM (fewer for small matrices). The block
+// first stages all of x ([M][cols], fp16) in shared memory, then each warp
+// walks an equal contiguous share of the chunk stream: chunk = (16-row tile,
+// half of a 256-column block), tile-major. The code words of the next chunk
+// are loaded while the current one is decoded, across tile boundaries too.
+// In a chunk, lane (g, q) decodes rows g and g+8 of the tile, positions
+// 32q..32q+31 (one 32-position run per row and projection), and step s of the
+// chunk's 8 MMAs uses run positions 4s..4s+3: MMA K index 2q+e ↔ column
+// 32q+4s+e and 2q+8+e ↔ 32q+4s+2+e (e = 0, 1), for A and B alike; the staged
+// row keeps each lane's 64 bytes of a chunk as 4 uint4 slots interleaved with
+// the other lanes' (slot 4i+q), and rows are 32 halves longer than cols, so
+// the fragment loads are free of bank conflicts.
 //
-// M range 1..8; rows a multiple of 8; cols a multiple of 128.
+// A tile split between warps (a share boundary inside it) is summed by the
+// last-arriving warp in share order (split_k.cuh): deterministic. The split
+// depends only on the geometry and the SM count, so a one-projection launch
+// and a gate/up launch on the same geometry round identically (the `split`
+// tail is bit-identical to two projections + swiglu).
+//
+// M range 1..8 with M·(cols + 32) halves in kAxis1StageBytes; rows a multiple
+// of 8; cols a multiple of 256 (T = 256).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <string>
 
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
 #include "run_decode.cuh"
 #include "split_k.cuh"
+#include "stage_smem.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
 
@@ -41,11 +50,10 @@ struct Axis1Args {
   TrellisGeometry geom[2];
   const uint32_t* codes[2];
   const __half* scales[2];
-  const uint32_t* xf;  // staged fp16 activations as words, [M][cols/2]
-  const float* info;   // per row m: {Σ xf, 2^-E}
-  int M;
-  int segments, blocks_per_segment, units;
-  float* partials;
+  const __nv_bfloat16* x;  // [M][cols]
+  int M, xf_stride;        // staged row stride in halves
+  int chunks, chunks_per_tile, warps, max_contrib;
+  float* partials;  // [tiles][max_contrib][NPROJ][16][M]
   unsigned* counters;
   __nv_bfloat16* out;  // [M][rows]
   SwigluTail tail;
@@ -58,144 +66,178 @@ struct RowCodes {
   __device__ __forceinline__ const uint32_t* row(int r) const { return base + size_t(r) * row_words; }
 };
 
+// Group j (8 halves) of a staged row: chunk j/16, and within it the lane
+// order of the fragment loads (group 4q+i of a chunk → slot 4i+q).
+struct Axis1Slot {
+  __device__ __forceinline__ int operator()(int j) const { return (j & ~15) | ((j & 3) << 2) | ((j >> 2) & 3); }
+};
+
+// The warp that owns chunk x when `chunks` are shared by `warps` as
+// [w·chunks/warps, (w+1)·chunks/warps).
+__device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
+  return int(((x + 1) * warps + chunks - 1) / chunks - 1);
+}
+
 template <int K0, int K1, int NPROJ>
-__global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis1_kernel(const Axis1Args a) {
+__global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
+  extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
+  __half* xf = reinterpret_cast<__half*>(smem);
+  float* info = reinterpret_cast<float*>(xf + size_t(a.M) * a.xf_stride);
+  float* scratch = info + 2 * kMmaMaxM;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
   const uint32_t mask = (1u << a.geom[0].L) - 1u;
-  const int nblocks = C / kBlockT;
-  const bool has_x = g < a.M;
-  const uint4* xrow = reinterpret_cast<const uint4*>(a.xf + size_t(has_x ? g : 0) * (C / 2)) + 4 * q;
+  const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
   // Half h of a block: this lane's run starts at position 128h + 32q.
-  const RunWords g_at[2] = {run_words<K0>(32 * q), run_words<K0>(128 + 32 * q)};
-  const RunWords u_at[2] = {run_words<K1>(32 * q), run_words<K1>(128 + 32 * q)};
+  const RunWords g_at0 = run_words<K0>(32 * q), g_at1 = run_words<K0>(128 + 32 * q);
+  const RunWords u_at0 = run_words<K1>(32 * q), u_at1 = run_words<K1>(128 + 32 * q);
 
-  const UnitRange ur = block_units(a.units);
-  for (int u = ur.begin + int(threadIdx.x >> 5); u < ur.end; u += kMmaWarps) {
-    const int tile = u / a.segments, seg = u - tile * a.segments;
-    const int r0 = tile * kTileRows + g, r1 = r0 + 8;
-    const int bbeg = seg * a.blocks_per_segment, bend = min(nblocks, bbeg + a.blocks_per_segment);
-    const uint32_t* pg0 = gate.row(min(r0, R - 1)) + bbeg * wpb0;
-    const uint32_t* pg1 = gate.row(min(r1, R - 1)) + bbeg * wpb0;
-    const uint32_t* pu0 = up.row(min(r0, R - 1)) + bbeg * wpb1;
-    const uint32_t* pu1 = up.row(min(r1, R - 1)) + bbeg * wpb1;
-    const uint4* px = xrow + bbeg * (kBlockT / 8);
-    // Two accumulator sets per projection (even and odd MMA steps) halve the
-    // chain of dependent MMAs; they are added once, in a fixed order.
-    float acc[NPROJ][4], acc_odd[NPROJ][4];
-#pragma unroll
-    for (int p = 0; p < NPROJ; ++p)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = 0.0f;
+  const int w = int(blockIdx.x) * kAxis1Warps + int(threadIdx.x >> 5);
+  const int c_beg = w < a.warps ? int((long long)w * a.chunks / a.warps) : 0;
+  const int c_end = w < a.warps ? int((long long)(w + 1) * a.chunks / a.warps) : 0;
 
-    // Code words of the current half-block chunk; the next chunk's are loaded
-    // before this one is decoded, so HBM latency overlaps the decode.
-    uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
-    uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
-    auto load_chunk = [&](int off0, int off1, const RunWords& ga, const RunWords& ua, uint32_t(&a0)[K0 + 1],
-                          uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1], uint32_t(&b1)[K1 + 1]) {
-      load_run<K0>(pg0 + off0, ga, a0);
-      load_run<K0>(pg1 + off0, ga, a1);
+  uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
+  uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
+  auto load_chunk = [&](int tile, int rem, uint32_t(&a0)[K0 + 1], uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1],
+                        uint32_t(&b1)[K1 + 1]) {
+    const int r0 = min(tile * kTileRows + g, R - 1), r1 = min(tile * kTileRows + g + 8, R - 1);
+    const int b = rem >> 1;
+    const RunWords ga = (rem & 1) ? g_at1 : g_at0;
+    load_run<K0>(gate.row(r0) + b * wpb0, ga, a0);
+    load_run<K0>(gate.row(r1) + b * wpb0, ga, a1);
+    if constexpr (NPROJ == 2) {
+      const RunWords ua = (rem & 1) ? u_at1 : u_at0;
+      load_run<K1>(up.row(r0) + b * wpb1, ua, b0);
+      load_run<K1>(up.row(r1) + b * wpb1, ua, b1);
+    }
+  };
+  int tile = c_beg / cpt, rem = c_beg - tile * cpt;
+  // The first chunk's words are in flight while the block stages x.
+  if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
+  stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
+  if (c_beg >= c_end) return;
+
+  const bool has_x = g < a.M;
+  const uint4* xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
+  // Two accumulator sets per projection (even and odd MMA steps) halve the
+  // chain of dependent MMAs; they are added once, in a fixed order.
+  float acc[NPROJ][4], acc_odd[NPROJ][4];
+#pragma unroll
+  for (int p = 0; p < NPROJ; ++p)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = 0.0f;
+
+  for (int c = c_beg; c < c_end; ++c) {
+    int ntile = tile, nrem = rem + 1;
+    if (nrem == cpt) ++ntile, nrem = 0;
+    if (c + 1 < c_end) load_chunk(ntile, nrem, ng0, ng1, nu0, nu1);
+    uint32_t xw[16];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint4 v = has_x ? xrow[rem * 16 + 4 * i] : make_uint4(0u, 0u, 0u, 0u);
+      xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+    }
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
+      mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+                    biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
+                    xw[2 * s + 1]);
       if constexpr (NPROJ == 2) {
-        load_run<K1>(pu0 + off1, ua, b0);
-        load_run<K1>(pu1 + off1, ua, b1);
+        float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+        mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+                      biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+                      xw[2 * s + 1]);
       }
-    };
-    if (bbeg < bend) load_chunk(0, 0, g_at[0], u_at[0], g0, g1, u0, u1);
-    for (int b = bbeg; b < bend; ++b) {
+    }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint32_t xw[16];
-        if (has_x) {
+    for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
+    if constexpr (NPROJ == 2) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const uint4 v = __ldg(px + 16 * h + i);
-            xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < 16; ++i) xw[i] = 0u;
-        }
-        if (h == 0) load_chunk(0, 0, g_at[1], u_at[1], ng0, ng1, nu0, nu1);
-        else if (b + 1 < bend) load_chunk(wpb0, wpb1, g_at[0], u_at[0], ng0, ng1, nu0, nu1);
-#pragma unroll
-        for (int s = 0; s < 8; ++s) {
-          float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
-          mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
-                        biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
-                        xw[2 * s + 1]);
-          if constexpr (NPROJ == 2) {
-            float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
-            mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
-                          biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
-                          xw[2 * s + 1]);
-          }
-        }
-#pragma unroll
-        for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
-        if constexpr (NPROJ == 2) {
-#pragma unroll
-          for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
-        }
-      }
-      pg0 += wpb0, pg1 += wpb0, pu0 += wpb1, pu1 += wpb1, px += kBlockT / 8;
+      for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
+    }
+    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
     }
 
+    // The warp's part of this tile is done: flush it.
 #pragma unroll
     for (int p = 0; p < NPROJ; ++p)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[p][e] += acc_odd[p][e];
-
+      for (int e = 0; e < 4; ++e) acc[p][e] += acc_odd[p][e], acc_odd[p][e] = 0.0f;
+    const int r0 = tile * kTileRows + g, r1 = r0 + 8;
+    const long long first = (long long)tile * cpt;
+    const int owner0 = chunk_owner(first, a.chunks, a.warps);
+    const int contributors = chunk_owner(first + cpt - 1, a.chunks, a.warps) - owner0 + 1;
+    bool write = true;
     // Entry e of the accumulators: row (e < 2 ? r0 : r1), activation row 2q + (e & 1).
-    if (a.segments > 1) {
+    if (contributors > 1) {
+      float* slots = a.partials + size_t(tile) * a.max_contrib * NPROJ * kTileRows * a.M;
+      float* mine = slots + size_t(w - owner0) * NPROJ * kTileRows * a.M;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
-        if (row < R && m < a.M) {
+        const int ri = e < 2 ? g : g + 8, m = 2 * q + (e & 1);
+        if (m < a.M) {
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p)
-            a.partials[((size_t(seg) * NPROJ + p) * R + row) * a.M + m] = acc[p][e];
+          for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * a.M + m] = acc[p][e];
         }
       }
-      if (!arrive_last(a.counters + tile, unsigned(a.segments))) continue;
+      write = arrive_last(a.counters + tile, unsigned(contributors));
+      if (write) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
-        if (row < R && m < a.M) {
+        for (int e = 0; e < 4; ++e) {
+          const int ri = e < 2 ? g : g + 8, m = 2 * q + (e & 1);
+          if (m < a.M) {
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p) {
-            float sum = 0.0f;
-            for (int s = 0; s < a.segments; ++s) sum += __ldcg(a.partials + ((size_t(s) * NPROJ + p) * R + row) * a.M + m);
-            acc[p][e] = sum;
+            for (int p = 0; p < NPROJ; ++p) {
+              float sum = 0.0f;
+              for (int j = 0; j < contributors; ++j)
+                sum += __ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * a.M + ri * a.M + m);
+              acc[p][e] = sum;
+            }
           }
         }
       }
     }
+    if (write) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
-      if (row >= R || m >= a.M) continue;
-      const float xsum = a.info[2 * m], unscale = a.info[2 * m + 1];
-      float v[NPROJ];
+      for (int e = 0; e < 4; ++e) {
+        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
+        if (row >= R || m >= a.M) continue;
+        const float xsum = info[2 * m], unscale = info[2 * m + 1];
+        float v[NPROJ];
 #pragma unroll
-      for (int p = 0; p < NPROJ; ++p)
-        v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
-      float y;
-      if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
-      else y = v[0];
-      a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+        for (int p = 0; p < NPROJ; ++p)
+          v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
+        float y;
+        if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
+        else y = v[0];
+        a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+      }
     }
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[p][e] = 0.0f;
+    tile = ntile, rem = nrem;
   }
 }
 
 template <int K0, int K1, int NPROJ>
-void launch(const Axis1Args& a, int blocks, cudaStream_t stream) {
-  mma_axis1_kernel<K0, K1, NPROJ><<<blocks, kMmaThreads, 0, stream>>>(a);
+void launch(const Axis1Args& a, int blocks, int smem_bytes, cudaStream_t stream) {
+  // Past 48 KB of shared memory the kernel needs the opt-in, raised once to the most any plan uses.
+  static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<K0, K1, NPROJ>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                         mma_axis1_smem_bytes(kMmaMaxM, kAxis1StageBytes / 16));
+  if (raised != cudaSuccess)
+    throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
+  mma_axis1_kernel<K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
 }
 
-using Launcher = void (*)(const Axis1Args&, int, cudaStream_t);
+using Launcher = void (*)(const Axis1Args&, int, int, cudaStream_t);
 
 Launcher pick(int k0, int k1, int nproj) {
 #define TRELLIS_CASE(A, B) \
@@ -218,21 +260,20 @@ Launcher pick(int k0, int k1, int nproj) {
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count) {
   MmaAxis1Plan p{};
   p.tiles = int((g.rows + kTileRows - 1) / kTileRows);
-  const int nblocks = int(g.cols / kBlockT);
-  p.blocks = sm_count * kMmaMinBlocksPerSm;
-  // Fewest segments giving every resident warp kUnitsPerWarp units.
-  const int want_units = p.blocks * kMmaWarps * kUnitsPerWarp;
-  const int segments = std::clamp((want_units + p.tiles - 1) / p.tiles, 1, nblocks);
-  p.blocks_per_segment = (nblocks + segments - 1) / segments;
-  p.segments = (nblocks + p.blocks_per_segment - 1) / p.blocks_per_segment;
-  p.blocks = std::min(p.blocks, p.tiles * p.segments);
-  p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * nproj * g.rows * M : 0;
+  p.chunks_per_tile = int(g.cols / (kBlockT / 2));
+  p.chunks = p.tiles * p.chunks_per_tile;
+  p.warps = std::clamp(p.chunks / kMinChunksPerWarp, 1, sm_count * kAxis1Warps);
+  p.blocks = (p.warps + kAxis1Warps - 1) / kAxis1Warps;
+  // A tile meets at most this many shares: the interior ones hold >= chunks/warps chunks each.
+  p.max_contrib = p.chunks_per_tile / (p.chunks / p.warps) + 2;
+  p.partial_floats = std::size_t(p.tiles) * p.max_contrib * nproj * kTileRows * M;
+  p.xf_stride = int(g.cols) + 32;
+  p.smem_bytes = mma_axis1_smem_bytes(M, p.xf_stride);
   return p;
 }
 
-void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* xf,
-                      const float* info, int M, uint16_t* out, SwigluTail tail, SplitScratch scratch,
-                      cudaStream_t stream) {
+void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
+                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
   Axis1Args a{};
   for (int p = 0; p < nproj; ++p) {
     a.geom[p] = w[p].geom;
@@ -240,19 +281,20 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
     a.scales[p] = reinterpret_cast<const __half*>(w[p].scales);
   }
   if (nproj == 1) a.geom[1] = a.geom[0];
-  a.xf = reinterpret_cast<const uint32_t*>(xf);
-  a.info = info;
+  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
-  a.segments = plan.segments;
-  a.blocks_per_segment = plan.blocks_per_segment;
-  a.units = plan.tiles * plan.segments;
+  a.xf_stride = plan.xf_stride;
+  a.chunks = plan.chunks;
+  a.chunks_per_tile = plan.chunks_per_tile;
+  a.warps = plan.warps;
+  a.max_contrib = plan.max_contrib;
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.tail = tail;
   const Launcher f = pick(w[0].geom.k, w[nproj - 1].geom.k, nproj);
   if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
-  f(a, plan.blocks, stream);
+  f(a, plan.blocks, plan.smem_bytes, stream);
 }
 
 }  // namespace trellis::cuda::detail

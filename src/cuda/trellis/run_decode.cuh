@@ -9,7 +9,7 @@
 // The byte sum is produced directly as the binary16 bit pattern of
 // y + 1534 = 1024 + bytesum: IDP4A accumulates onto 0x6400 (1024.0), and
 // every integer in [1024, 2048) is exact in fp16. Two such values pack into
-// one half2 register with one PRMT. The bias 1534·Σx is removed once per
+// one half2 register with one IMAD (pack_halves). The bias 1534·Σx is removed once per
 // output, so nothing else is spent per weight.
 #pragma once
 #include <cstdint>
@@ -87,11 +87,20 @@ __device__ __forceinline__ uint32_t biased_code_half(uint32_t state) {
   return __dp4a(code_hash(state), 0x01010101u, 0x6400u);
 }
 
+// Two binary16 values (low halves of lo and hi, upper halves zero) as one
+// half2: lo + hi·2^16, written as an integer multiply-add so it issues to the
+// FMA pipe (IMAD) — the integer ALU pipe is the one the window extraction
+// (funnel shift, mask) already saturates. A PRMT would do the same on the ALU.
+__device__ __forceinline__ uint32_t pack_halves(uint32_t lo, uint32_t hi) {
+  uint32_t r;
+  asm("mad.lo.u32 %0, %1, 65536, %2;" : "=r"(r) : "r"(hi), "r"(lo));
+  return r;
+}
+
 // Two biased code values (positions j, j+1 of a run) as one half2 register.
 template <int K>
 __device__ __forceinline__ uint32_t biased_pair(const uint32_t (&w)[K + 1], int j, uint32_t mask) {
-  return __byte_perm(biased_code_half(run_state<K>(w, j, mask)), biased_code_half(run_state<K>(w, j + 1, mask)),
-                     0x5410);
+  return pack_halves(biased_code_half(run_state<K>(w, j, mask)), biased_code_half(run_state<K>(w, j + 1, mask)));
 }
 
 }  // namespace trellis::cuda::detail

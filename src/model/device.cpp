@@ -5,6 +5,11 @@
 
 #include "trellis/error.hpp"
 #include "trellis/model/cpu_backend.hpp"
+#ifdef TRELLIS_HAVE_CUDA_BACKEND
+#include <cstdlib>
+
+#include "trellis/model/cuda_backend.hpp"
+#endif
 
 namespace trellis::model {
 
@@ -15,8 +20,13 @@ Device parse_device(std::string_view name) {
 }
 
 std::unique_ptr<Backend> make_backend(Device device) {
-  if (device == Device::cuda) throw Error("CUDA backend not built/available (this build runs models on the CPU only)");
-  return make_cpu_backend();
+  if (device == Device::cpu) return make_cpu_backend();
+#ifdef TRELLIS_HAVE_CUDA_BACKEND
+  const char* graphs = std::getenv("TRELLIS_CUDA_GRAPHS");
+  return make_cuda_backend({.graphs = !(graphs && std::string(graphs) == "0")});
+#else
+  throw Error("CUDA backend not built/available (this build runs models on the CPU only)");
+#endif
 }
 
 }  // namespace trellis::model

@@ -1,6 +1,7 @@
 // Devices a model can run on, and the backend for each. The CPU backend is
-// always built; "cuda" is a trellis::Error until a CUDA model backend exists
-// in this build.
+// always built; "cuda" is the CUDA backend (trellis/model/cuda_backend.hpp)
+// in a build with CUDA (TRELLIS_CUDA_GRAPHS=0 in the environment turns its
+// decode-step graphs off), else a trellis::Error.
 #pragma once
 #include <memory>
 #include <string_view>

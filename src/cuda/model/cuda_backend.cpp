@@ -1,0 +1,331 @@
+// CudaBackend: the Backend ops (trellis/model/backend.hpp) on one GPU
+// (contract in trellis/model/cuda_backend.hpp). Each op checks shapes on the
+// host, then either launches its kernels on the backend's stream or, inside
+// a one-token step, hands them to StepGraphs with a signature of everything
+// they depend on (step_graphs.hpp). Weight handles are CudaLinear/CudaGateUp
+// (cuda_linear.hpp) and the small classes below.
+#include <cublas_v2.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_linear.hpp"
+#include "kernels.hpp"
+#include "launch_check.hpp"
+#include "step_graphs.hpp"
+#include "trellis/error.hpp"
+#include "trellis/half.hpp"
+#include "trellis/model/cuda_backend.hpp"
+
+namespace trellis::model {
+namespace {
+
+using namespace cuda;
+using detail::check_cuda;
+
+constexpr std::size_t kCublasWorkspace = 32u << 20;
+
+uint64_t word(const void* p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
+uint64_t word(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+void require(bool ok, const char* op, const std::string& rule) {
+  if (!ok) throw Error(std::string("cuda backend: ") + op + ": " + rule);
+}
+
+void require_float_dtype(const format::TensorInfo& t, const char* what) {
+  using format::DType;
+  if (t.dtype != DType::BF16 && t.dtype != DType::F16 && t.dtype != DType::F32)
+    throw Error(t.source + ": tensor '" + t.name + "': dtype " + std::string(format::dtype_display_name(t.dtype)) +
+                " is not supported for " + what + " (bf16, fp16 or fp32)");
+}
+
+std::vector<float> to_f32(const format::TensorInfo& t) {
+  std::vector<float> out(size_t(t.numel()));
+  const std::byte* p = t.data.data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t.dtype == format::DType::F32) {
+      std::memcpy(&out[i], p + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      out[i] = t.dtype == format::DType::F16 ? fp16_to_float(h) : bf16_to_float(h);
+    }
+  }
+  return out;
+}
+
+class CudaVector final : public VectorWeight {
+ public:
+  explicit CudaVector(std::span<const float> v)
+      : VectorWeight(int64_t(v.size())), values(v.data(), v.size() * sizeof(float)) {}
+  DeviceBuffer values;
+  const float* get() const { return values.get<float>(); }
+};
+
+class CudaEmbedding final : public EmbeddingWeight {
+ public:
+  explicit CudaEmbedding(const format::TensorInfo& t)
+      : EmbeddingWeight(t.shape.size() == 2 ? t.shape[0] : 0, t.shape.size() == 2 ? t.shape[1] : 0) {
+    require_float_dtype(t, "an embedding");
+    if (t.shape.size() != 2)
+      throw Error(t.source + ": tensor '" + t.name + "': an embedding must be 2-D, got " +
+                  format::shape_string(t.shape));
+    using format::DType;
+    type = t.dtype == DType::BF16 ? TableType::bf16 : t.dtype == DType::F16 ? TableType::f16 : TableType::f32;
+    table = DeviceBuffer(t.data.data(), t.data.size());
+  }
+  TableType type;
+  DeviceBuffer table;
+};
+
+class CudaKvCache final : public KvCache {
+ public:
+  CudaKvCache(int64_t layers, int64_t kv_heads, int64_t head_dim, int64_t capacity)
+      : KvCache(layers, kv_heads, head_dim, capacity),
+        keys_(size_t(layers * kv_heads * capacity * head_dim) * sizeof(float)),
+        values_(size_t(layers * kv_heads * capacity * head_dim) * sizeof(float)) {}
+  float* keys(int64_t layer) const { return keys_.get<float>() + layer * kv_heads * capacity * head_dim; }
+  float* values(int64_t layer) const { return values_.get<float>() + layer * kv_heads * capacity * head_dim; }
+
+ private:
+  DeviceBuffer keys_, values_;
+};
+
+float* f32(const Act& a) { return static_cast<float*>(a.data); }
+
+// The backend's stream (non-blocking: capturable), owned.
+class Stream {
+ public:
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const CudaBackendOptions& options)
+      : ctx_(stream_.get()), scratch_(stream_.get()), steps_(stream_.get(), options.graphs) {
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    gpu_ = prop.name;
+    workspace_ = DeviceBuffer(kCublasWorkspace);
+    const auto handle = static_cast<cublasHandle_t>(ctx_.cublas());
+    if (cublasSetWorkspace(handle, workspace_.get(), kCublasWorkspace) != CUBLAS_STATUS_SUCCESS)
+      throw Error("cuda backend: cublasSetWorkspace failed");
+  }
+
+  ~CudaBackend() override { cudaStreamSynchronize(stream_.get()); }
+
+  std::string name() const override {
+    return "cuda, " + gpu_ + (steps_.enabled() ? ", CUDA graphs" : ", no CUDA graphs");
+  }
+
+  std::unique_ptr<LinearWeight> load_linear(const LinearSource& w) override {
+    flush();
+    return std::make_unique<CudaLinear>(w);
+  }
+  std::unique_ptr<GateUpWeight> load_gate_up(const LinearSource& gate, const LinearSource& up) override {
+    flush();
+    return std::make_unique<CudaGateUp>(gate, up);
+  }
+  std::unique_ptr<VectorWeight> load_vector(const format::TensorInfo& w) override {
+    flush();
+    require_float_dtype(w, "a norm weight");
+    const std::vector<float> v = to_f32(w);
+    return std::make_unique<CudaVector>(v);
+  }
+  std::unique_ptr<VectorWeight> load_vector(std::span<const float> values) override {
+    flush();
+    return std::make_unique<CudaVector>(values);
+  }
+  std::unique_ptr<EmbeddingWeight> load_embedding(const format::TensorInfo& w) override {
+    flush();
+    return std::make_unique<CudaEmbedding>(w);
+  }
+
+  ActBuffer alloc(int64_t rows, int64_t cols) override {
+    flush();
+    void* p = nullptr;
+    const size_t bytes = size_t(rows * cols) * sizeof(float);
+    check_cuda(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc (activations)");
+    check_cuda(cudaMemset(p, 0, bytes), "cudaMemset (activations)");
+    std::shared_ptr<void> storage(p, [](void* q) { cudaFree(q); });
+    return {storage, {p, rows, cols, int64_t(sizeof(float))}};
+  }
+  std::unique_ptr<KvCache> make_kv_cache(int64_t layers, int64_t kv_heads, int64_t head_dim,
+                                         int64_t capacity) override {
+    flush();
+    require(attention_supports_head_dim(int(head_dim)), "kv cache",
+            "head_dim " + std::to_string(head_dim) + " is not supported (64, 128 or 256)");
+    return std::make_unique<CudaKvCache>(layers, kv_heads, head_dim, capacity);
+  }
+
+  void embed(const EmbeddingWeight& e, std::span<const int32_t> ids, const Act& out) override {
+    require(out.rows == int64_t(ids.size()) && out.cols == e.hidden && out.elem_bytes == 4, "embed", "output shape");
+    for (const int32_t id : ids)
+      require(id >= 0 && id < e.vocab, "embed",
+              "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
+    const auto& table = static_cast<const CudaEmbedding&>(e);
+    const int64_t hidden = e.hidden;
+    flush();
+    if (ids.size() == 1 && steps_.enabled()) {
+      steps_.begin(ids[0]);
+      const int32_t* token = steps_.device_token();
+      steps_.add({1, word(&table), word(out.data)},
+                 [=, this, &table] { launch_embed(table.table.get(), table.type, hidden, token, 1, f32(out), stream_.get()); });
+      return;
+    }
+    int32_t* d_ids = scratch_.get<int32_t>(Slot::ids, ids.size());
+    check_cuda(cudaMemcpyAsync(d_ids, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream_.get()),
+               "cudaMemcpyAsync (token ids)");
+    launch_embed(table.table.get(), table.type, hidden, d_ids, out.rows, f32(out), stream_.get());
+  }
+
+  void rmsnorm(const Act& x, const VectorWeight& w, float eps, const Act& out) override {
+    require(x.cols % w.size == 0 && out.rows == x.rows && out.cols == x.cols, "rmsnorm", "shapes");
+    const float* wv = static_cast<const CudaVector&>(w).get();
+    const int64_t groups = x.rows * x.cols / w.size;
+    const int n = int(w.size);
+    submit(x.rows, {2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps), word(out.data)}, -1,
+           [=, this](Pos) { launch_rmsnorm(f32(x), groups, n, wv, eps, f32(out), stream_.get()); });
+  }
+
+  void rope(const Act& x, const VectorWeight& inv_freq, int64_t pos0) override {
+    require(inv_freq.size > 0 && x.cols % (2 * inv_freq.size) == 0, "rope", "the head size must divide the row");
+    const float* f = static_cast<const CudaVector&>(inv_freq).get();
+    const int half = int(inv_freq.size);
+    submit(x.rows, {3, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(f)}, pos0,
+           [=, this](Pos p) { launch_rope(f32(x), x.rows, x.cols, f, half, p, stream_.get()); });
+  }
+
+  void attention(const Act& q, const Act& k, const Act& v, KvCache& cache, int64_t layer, int64_t pos0,
+                 const Act& out) override {
+    const int64_t kv_cols = cache.kv_heads * cache.head_dim;
+    const int64_t heads = q.cols / cache.head_dim;
+    require(k.cols == kv_cols && v.cols == kv_cols && q.cols % cache.head_dim == 0 && heads % cache.kv_heads == 0 &&
+                k.rows == q.rows && v.rows == q.rows && out.rows == q.rows && out.cols == q.cols,
+            "attention", "shapes");
+    require(layer >= 0 && layer < cache.layers && pos0 >= 0 && pos0 + q.rows <= cache.capacity, "attention",
+            "positions " + std::to_string(pos0) + ".." + std::to_string(pos0 + q.rows) + " exceed the cache (" +
+                std::to_string(cache.capacity) + ")");
+    const auto& c = static_cast<const CudaKvCache&>(cache);
+    AttentionArgs a;
+    a.q = f32(q);
+    a.k = f32(k);
+    a.v = f32(v);
+    a.keys = c.keys(layer);
+    a.values = c.values(layer);
+    a.out = f32(out);
+    a.M = int(q.rows);
+    a.heads = int(heads);
+    a.kv_heads = int(cache.kv_heads);
+    a.d = int(cache.head_dim);
+    a.capacity = int(cache.capacity);
+    a.chunk = kAttentionChunk;
+    const bool step = q.rows == 1 && steps_.recording();
+    // A decode step's launch shape covers the whole cache (graph replays at any
+    // position); other calls cover positions < pos0 + M.
+    const int64_t bound = step ? cache.capacity : pos0 + q.rows;
+    a.splits = q.rows > 8 ? 1 : int((bound + a.chunk - 1) / a.chunk);
+    if (a.splits == 1) a.chunk = int(bound);
+    const size_t partial_floats = size_t(q.rows * heads * a.splits * (a.d + 2));
+    submit(q.rows,
+           {4, word(a.q), word(a.k), word(a.v), word(a.keys), word(a.out), uint64_t(a.M), uint64_t(a.heads),
+            uint64_t(a.kv_heads), uint64_t(a.d), uint64_t(a.capacity), uint64_t(a.splits)},
+           pos0, [=, this](Pos p) {
+             AttentionArgs run = a;
+             run.pos = p;
+             if (run.splits > 1) run.partials = scratch_.get<float>(Slot::attention, partial_floats);
+             launch_attention(run, stream_.get());
+           });
+  }
+
+  void linear(const LinearWeight& w, const Act& x, const Act& out) override {
+    require(x.cols == w.in_features && out.cols == w.out_features && out.rows == x.rows, "linear", "shapes");
+    const auto& l = static_cast<const CudaLinear&>(w);
+    submit(x.rows, {5, word(&l), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
+           [=, this, &l](Pos) { l.apply(ctx_, scratch_, f32(x), x.rows, f32(out)); });
+  }
+
+  void gate_up_swiglu(const GateUpWeight& w, const Act& x, const Act& out) override {
+    require(x.cols == w.in_features && out.cols == w.out_features && out.rows == x.rows, "gate_up_swiglu", "shapes");
+    const auto& g = static_cast<const CudaGateUp&>(w);
+    submit(x.rows, {6, word(&g), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
+           [=, this, &g](Pos) { g.apply(ctx_, scratch_, f32(x), x.rows, f32(out)); });
+  }
+
+  void add(const Act& x, const Act& y) override {
+    require(x.rows == y.rows && x.cols == y.cols, "add", "shapes");
+    const int64_t n = x.rows * x.cols;
+    submit(x.rows, {7, word(x.data), word(y.data), uint64_t(n)}, -1,
+           [=, this](Pos) { launch_add(f32(x), f32(y), n, stream_.get()); });
+  }
+
+  void to_host(const Act& x, float* dst) override {
+    if (steps_.recording()) steps_.finish(epoch());
+    check_cuda(cudaMemcpyAsync(dst, x.data, size_t(x.rows * x.cols) * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()),
+               "cudaMemcpyAsync (to host)");
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
+  }
+
+  const CudaGraphStats& graph_stats() const { return steps_.stats(); }
+
+ private:
+  // Runs `launch` now, or records it into the current one-token step.
+  template <typename F>
+  void submit(int64_t rows, std::vector<uint64_t> signature, int64_t pos0, F launch) {
+    if (steps_.recording()) {
+      if (rows == 1 && steps_.add(std::move(signature), [launch, this] { launch(steps_.device_pos()); }, pos0)) return;
+      steps_.flush();
+    }
+    launch(Pos{nullptr, int(pos0 < 0 ? 0 : pos0)});
+  }
+
+  void flush() { steps_.flush(); }
+
+  // Changes whenever scratch that a captured graph uses moves.
+  uint64_t epoch() {
+    uint64_t h = scratch_.epoch();
+    for (const uint64_t p : {word(ctx_.partials(0)), word(ctx_.counters(0)), word(ctx_.staged(0)),
+                             word(ctx_.expanded(0))})
+      h = (h ^ p) * 1099511628211ull;
+    return h;
+  }
+
+  Stream stream_;  // first: destroyed after everything that uses it
+  trellis::cuda::Context ctx_;
+  Scratch scratch_;
+  StepGraphs steps_;
+  DeviceBuffer workspace_;
+  std::string gpu_;
+};
+
+}  // namespace
+
+bool cuda_device_available() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
+  if (!cuda_device_available()) throw Error("cuda backend: no CUDA device is visible");
+  return std::make_unique<CudaBackend>(options);
+}
+
+std::optional<CudaGraphStats> cuda_graph_stats(const Backend& backend) {
+  if (const auto* b = dynamic_cast<const CudaBackend*>(&backend)) return b->graph_stats();
+  return std::nullopt;
+}
+
+}  // namespace trellis::model

@@ -1,0 +1,66 @@
+// Launchers of the CUDA model kernels (src/cuda/model/*.cu), the elementwise,
+// normalisation, rotation and attention work of the CUDA backend around the
+// trellis kernels. Every launcher enqueues on `stream`, allocates nothing and
+// is CUDA-graph capturable. Activations are row-major fp32 unless named bf16
+// (raw uint16_t bits); the math of each is stated in its .cu file.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace trellis::model::cuda {
+
+// A step's first position: read from device memory at run time (`dev`, so a
+// captured CUDA graph replays at a new position), or the launch-time `host`
+// value when `dev` is null.
+struct Pos {
+  const int* dev = nullptr;
+  int host = 0;
+};
+
+// convert.cu
+void launch_f32_to_bf16(const float* x, uint16_t* y, int64_t n, cudaStream_t stream);
+void launch_bf16_to_f32(const uint16_t* x, float* y, int64_t n, cudaStream_t stream);
+void launch_split_bf16(const float* x, int64_t n, uint16_t* hi, uint16_t* lo, cudaStream_t stream);
+void launch_add_halves(const float* a, const float* b, int64_t n, float* out, cudaStream_t stream);
+
+// hadamard.cu (T a power of two, 2..1024; cols a multiple of T)
+void launch_rotate_to_bf16(const float* x, const int8_t* signs, int64_t rows, int64_t cols, int T, uint16_t* y,
+                           cudaStream_t stream);
+void launch_unrotate_to_f32(const uint16_t* y, const int8_t* signs, int64_t rows, int64_t cols, int T, float* out,
+                            cudaStream_t stream);
+
+// embed.cu: the table in the checkpoint's float type
+enum class TableType { bf16, f16, f32 };
+void launch_embed(const void* table, TableType type, int64_t hidden, const int32_t* ids, int64_t M, float* out,
+                  cudaStream_t stream);
+
+// rmsnorm.cu
+void launch_rmsnorm(const float* x, int64_t groups, int n, const float* w, float eps, float* out, cudaStream_t stream);
+
+// rope.cu
+void launch_rope(float* x, int64_t rows, int64_t cols, const float* inv_freq, int half, Pos pos, cudaStream_t stream);
+
+// elementwise.cu
+void launch_add(float* x, const float* y, int64_t n, cudaStream_t stream);
+void launch_swiglu_f32(const float* gate, const float* up, int64_t n, float* out, cudaStream_t stream);
+
+// attention.cu
+struct AttentionArgs {
+  const float* q = nullptr;  // [M, heads·d]
+  const float* k = nullptr;  // [M, kv_heads·d]
+  const float* v = nullptr;
+  float* keys = nullptr;     // the layer's cache: [kv_heads][capacity][d]
+  float* values = nullptr;
+  float* out = nullptr;      // [M, heads·d]
+  float* partials = nullptr; // splits > 1: [M][heads][splits][d + 2]
+  int M = 0, heads = 0, kv_heads = 0, d = 0, capacity = 0;
+  int chunk = 0;             // positions per split
+  int splits = 1;
+  Pos pos;
+};
+constexpr int kAttentionChunk = 256;
+bool attention_supports_head_dim(int d);
+void launch_attention(const AttentionArgs& a, cudaStream_t stream);
+
+}  // namespace trellis::model::cuda

@@ -1,0 +1,72 @@
+// StepGraphs: one-token decode steps as CUDA graphs.
+//
+// A step starts at the embedding of one token (begin) and ends when its
+// result is read (finish, from to_host). In between the backend hands over
+// each op as (signature, launch): the signature holds everything the launch
+// depends on (op, pointers, shapes, layer) except the token and the
+// position, which the launches read from device memory (params(): int32
+// [position, token]). finish() uploads [position, token] and then
+//   - replays the graph captured for this exact op sequence, or
+//   - captures one, if the sequence ran once already (its scratch sized), or
+//   - runs the launches eagerly and remembers the sequence.
+// Graphs bake in addresses: `epoch` (from the backend) changes when scratch
+// memory moves, and then every graph is dropped. A failed capture turns
+// graphs off for good (disabled() says why); the step then runs eagerly.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+#include "trellis/model/cuda_backend.hpp"
+
+namespace trellis::model::cuda {
+
+class StepGraphs {
+ public:
+  using Launch = std::function<void()>;
+  StepGraphs(cudaStream_t stream, bool enabled);
+  ~StepGraphs();
+  StepGraphs(const StepGraphs&) = delete;
+  StepGraphs& operator=(const StepGraphs&) = delete;
+
+  bool enabled() const { return enabled_; }
+  bool recording() const { return recording_; }
+  Pos device_pos() const { return {params_dev_, 0}; }
+  const int32_t* device_token() const { return params_dev_ + 1; }
+
+  void begin(int32_t token);
+  // False when the op cannot join the step (another position); the caller
+  // then flushes and runs it eagerly.
+  bool add(std::vector<uint64_t> signature, Launch launch, int64_t pos0 = -1);
+  // Runs the recorded step (no-op when none is recording).
+  void finish(uint64_t epoch);
+  // Runs the recorded launches eagerly, without a graph, and waits.
+  void flush();
+  const CudaGraphStats& stats() const { return stats_; }
+
+ private:
+  void run_eagerly();
+  void upload_params();
+  bool capture(const std::vector<uint64_t>& key);
+
+  cudaStream_t stream_;
+  bool enabled_;
+  bool recording_ = false;
+  int32_t* params_host_ = nullptr;  // pinned [position, token]
+  int32_t* params_dev_ = nullptr;
+  bool have_pos_ = false;
+  std::vector<uint64_t> key_;
+  std::vector<Launch> launches_;
+  std::map<std::vector<uint64_t>, cudaGraphExec_t> graphs_;
+  std::set<std::vector<uint64_t>> warm_;
+  uint64_t epoch_ = 0;
+  CudaGraphStats stats_;
+};
+
+}  // namespace trellis::model::cuda

@@ -1,17 +1,13 @@
-// quantize_tensor: validation, per-row gather (+ rotation), the worker pool
-// over stored rows, and the error total (contract in
-// include/trellis/codec/quantize_tensor.hpp).
+// quantize_tensor: validation, the stored-row gather (+ rotation), the choice
+// of row coder (quantize_tensor_cpu.cpp or quantize_tensor_batched.cpp) and
+// the error total (contract in include/trellis/codec/quantize_tensor.hpp).
 #include "trellis/codec/quantize_tensor.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 
-#include "quantize_tensor_row.hpp"
+#include "quantize_tensor_rows.hpp"
 #include "trellis/codec/rotation.hpp"
 #include "trellis/error.hpp"
 
@@ -34,9 +30,59 @@ void validate(int64_t out_features, int64_t in_features, const QuantizeOptions& 
     fail("the coded axis (" + std::to_string(cols) + ") is not a multiple of T = " + std::to_string(o.T));
   if (rows % 8 != 0) fail("stored rows (" + std::to_string(rows) + ") are not a multiple of 8");
   if (o.scale_passes < 1 || o.max_overlaps < 1) fail("scale_passes and max_overlaps must be >= 1");
+  if (o.encoder && (o.encoder->k() != o.k || o.encoder->L() != o.L || o.encoder->T() != o.T))
+    fail("the block encoder codes k = " + std::to_string(o.encoder->k()) + ", L = " + std::to_string(o.encoder->L()) +
+         ", T = " + std::to_string(o.encoder->T()) + " but the tensor needs k = " + std::to_string(o.k) +
+         ", L = " + std::to_string(o.L) + ", T = " + std::to_string(o.T));
+}
+
+[[noreturn]] void not_finite(int64_t out, int64_t in) {
+  throw Error("quantize_tensor: weight [" + std::to_string(out) + ", " + std::to_string(in) + "] is not finite");
 }
 
 }  // namespace
+
+namespace detail {
+
+double RowJob::gather(int64_t r, float* row) const {
+  const TrellisGeometry& g = q.geom;
+  double norm = 0.0;
+  for (int64_t c = 0; c < g.cols; ++c) {
+    const float x = g.axis == 1 ? W[r * in_features + c] : W[c * in_features + r];
+    if (!std::isfinite(x)) g.axis == 1 ? not_finite(r, c) : not_finite(c, r);
+    row[c] = x;
+    norm += double(x) * double(x);
+  }
+  if (options.rotate) rotate_rows(row, 1, g.cols, q.signs.data(), g.T);
+  return norm;
+}
+
+void RowJob::gather_rows(int64_t r0, int64_t n, float* rows, double* norms) const {
+  const TrellisGeometry& g = q.geom;
+  if (g.axis == 1) {
+    for (int64_t i = 0; i < n; ++i) norms[i] = gather(r0 + i, rows + i * g.cols);
+    return;
+  }
+  // Axis 0: stored row r is column r of W; copy 64×64 tiles so reads and
+  // writes both stay within a few cache lines per row.
+  constexpr int64_t kTile = 64;
+  for (int64_t c0 = 0; c0 < g.cols; c0 += kTile)
+    for (int64_t i0 = 0; i0 < n; i0 += kTile)
+      for (int64_t c = c0; c < std::min(c0 + kTile, g.cols); ++c)
+        for (int64_t i = i0; i < std::min(i0 + kTile, n); ++i) rows[i * g.cols + c] = W[c * in_features + r0 + i];
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = rows + i * g.cols;
+    double norm = 0.0;
+    for (int64_t c = 0; c < g.cols; ++c) {
+      if (!std::isfinite(row[c])) not_finite(c, r0 + i);
+      norm += double(row[c]) * double(row[c]);
+    }
+    if (options.rotate) rotate_rows(row, 1, g.cols, q.signs.data(), g.T);
+    norms[i] = norm;
+  }
+}
+
+}  // namespace detail
 
 QuantizedTensor quantize_tensor(const float* W, int64_t out_features, int64_t in_features,
                                 const QuantizeOptions& options) {
@@ -51,54 +97,11 @@ QuantizedTensor quantize_tensor(const float* W, int64_t out_features, int64_t in
                             : random_signs(g.cols, options.seed);
 
   std::vector<double> row_error(size_t(g.rows)), row_norm(size_t(g.rows));
-  std::atomic<int64_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex report;
-  int64_t done = 0;
-  std::exception_ptr error;
-
-  auto worker = [&] {
-    try {
-      detail::RowQuantizer rq(g.k, g.L, g.T, options.max_overlaps, options.scale_passes);
-      std::vector<float> row(size_t(g.cols));
-      for (int64_t r = next++; r < g.rows && !failed; r = next++) {
-        double norm = 0.0;
-        for (int64_t c = 0; c < g.cols; ++c) {
-          const float x = g.axis == 1 ? W[r * in_features + c] : W[c * in_features + r];
-          if (!std::isfinite(x))
-            throw Error("quantize_tensor: weight [" + std::to_string(g.axis == 1 ? r : c) + ", " +
-                        std::to_string(g.axis == 1 ? c : r) + "] is not finite");
-          row[size_t(c)] = x;
-          norm += double(x) * double(x);
-        }
-        if (options.rotate) rotate_rows(row.data(), 1, g.cols, q.signs.data(), g.T);
-        detail::RowResult res;
-        try {
-          res = rq.quantize(row.data(), g.cols, q.codes.data() + g.block_offset(r, 0));
-        } catch (const Error& e) {
-          throw Error("quantize_tensor: stored row " + std::to_string(r) + ": " + e.what());
-        }
-        q.scales[size_t(r)] = res.scale;
-        row_error[size_t(r)] = res.error;
-        row_norm[size_t(r)] = norm;
-        std::lock_guard<std::mutex> lock(report);
-        ++done;
-        if (options.progress) options.progress(done, g.rows);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(report);
-      if (!error) error = std::current_exception();
-      failed = true;
-    }
-  };
-
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t nthreads = std::min<int64_t>(options.threads > 0 ? options.threads : hw, g.rows);
-  std::vector<std::thread> pool;
-  for (int64_t i = 1; i < nthreads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  const detail::RowJob job{W, in_features, options, q, row_error, row_norm};
+  if (options.encoder)
+    detail::code_rows_batched(job, *options.encoder);
+  else
+    detail::code_rows_cpu(job);
 
   double err = 0.0, norm = 0.0;
   for (int64_t r = 0; r < g.rows; ++r) {

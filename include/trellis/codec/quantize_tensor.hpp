@@ -20,15 +20,25 @@
 // Rows are spread over `threads` workers (0: all hardware threads); codes and
 // scales do not depend on the thread count. `progress(rows_done, rows_total)`
 // is called after every stored row, one call at a time, from the workers.
+//
+// With `encoder` set (a BlockBatchEncoder for the same k, L and T, e.g. the
+// CUDA one), the blocks are coded by it instead of the CPU Viterbi encoder:
+// stored rows go in chunks of about 2^25 weights, all rows of a chunk run the
+// same scale search in step (one encoder call per search pass over every row
+// still searching), the threads gather rows and score scales, and progress
+// is called once per chunk. An encoder that chooses the same states as the
+// CPU one gives the same codes and scales.
 // Throws trellis::Error on invalid parameters (k ∉ [1, 8], L ∉ (k, 16],
 // T not a positive multiple of 32 — or not a power of two with rotate —,
 // the coded axis not a multiple of T, stored rows not a multiple of 8),
-// non-finite weights, or a row whose scale overflows fp16.
+// non-finite weights, a row whose scale overflows fp16, or an encoder for
+// another k, L or T.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "trellis/codec/block_encoder.hpp"
 #include "trellis/geometry.hpp"
 #include "trellis/trellis_tensor.hpp"
 
@@ -45,6 +55,7 @@ struct QuantizeOptions {
   int scale_passes = 2;  // Viterbi encodes per row in the scale search (≥ 1)
   int max_overlaps = 2;  // constrained passes per block in the tail-biting search (≥ 1)
   int threads = 0;
+  BlockBatchEncoder* encoder = nullptr;  // borrowed; null: the CPU encoder (with max_overlaps)
   std::function<void(int64_t rows_done, int64_t rows_total)> progress;
 };
 

@@ -38,6 +38,9 @@
 
 namespace trellis::cuda {
 
+// Throws trellis::Error("cuda viterbi: no CUDA device") when there is none.
+void require_device();
+
 // Per block, written by the kernel.
 struct BlockResult {
   double error;       // Σ_t (y(s_t) − v_t)² of the chosen circular path

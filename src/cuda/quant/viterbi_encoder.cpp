@@ -27,6 +27,14 @@ void release(P*& p) {
 
 }  // namespace
 
+void require_device() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    throw Error("cuda viterbi: no CUDA device");
+  }
+}
+
 ViterbiEncoder::ViterbiEncoder(int k, int L, int T, int max_overlaps, std::size_t scratch_bytes)
     : k_(k), L_(L), T_(T), max_overlaps_(max_overlaps) {
   if (k < 2 || k > 4) throw Error("cuda viterbi: k = " + std::to_string(k) + " is outside [2, 4]");
@@ -34,11 +42,7 @@ ViterbiEncoder::ViterbiEncoder(int k, int L, int T, int max_overlaps, std::size_
   if (T <= 0 || T % 32 != 0)
     throw Error("cuda viterbi: T = " + std::to_string(T) + " is not a positive multiple of 32");
   if (max_overlaps < 1) throw Error("cuda viterbi: max_overlaps = " + std::to_string(max_overlaps) + " must be >= 1");
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();
-    throw Error("cuda viterbi: no CUDA device");
-  }
+  require_device();
   const detail::EncodeShape shape = detail::encode_shape(k, L, T);
   shared_costs_ = shape.shared_costs;
   threads_ = shape.threads;

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_run(app);
   trellis::cli::add_quantize(app);
   trellis::cli::add_eval(app);
+  trellis::cli::add_synth(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

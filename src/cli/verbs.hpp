@@ -9,5 +9,6 @@ void add_inspect(CLI::App& app);
 void add_run(CLI::App& app);
 void add_quantize(CLI::App& app);
 void add_eval(CLI::App& app);
+void add_synth(CLI::App& app);
 
 }  // namespace trellis::cli

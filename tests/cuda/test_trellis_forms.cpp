@@ -186,6 +186,15 @@ TEST(FormSelection, DefaultsAndRejections) {
   EXPECT_EQ(cuda::default_form(g, 1), Form::mma);
   EXPECT_EQ(cuda::default_form(g, 8), Form::mma);
   EXPECT_EQ(cuda::default_form(g, 9), Form::expand_cublas);
+  EXPECT_EQ(cuda::default_gate_up_form(g, g, 1), Form::mma);
+  // Small axis-1 matrices at small M take the CUDA-core forms (measured faster).
+  const TrellisGeometry kv = make_geometry(3, 12, 256, 1, 1024, 5120), qo = make_geometry(3, 12, 256, 1, 5120, 5120);
+  EXPECT_EQ(cuda::default_form(kv, 4), Form::reduce);
+  EXPECT_EQ(cuda::default_form(kv, 8), Form::mma);
+  EXPECT_EQ(cuda::default_form(qo, 2), Form::reduce);
+  EXPECT_EQ(cuda::default_form(qo, 4), Form::mma);
+  EXPECT_EQ(cuda::default_gate_up_form(kv, kv, 1), Form::gate_up);
+  EXPECT_EQ(cuda::default_numerics(Form::reduce), Numerics::f32);
   EXPECT_FALSE(cuda::form_supports(Form::mma, g, 1, Numerics::f32));
   EXPECT_FALSE(cuda::form_supports(Form::scatter, g, 1, Numerics::f32));
   EXPECT_FALSE(cuda::form_supports(Form::reduce, g, 5, Numerics::f32));

@@ -77,7 +77,8 @@ void expand_bf16(Context& ctx, const TrellisTensorView& w, uint16_t* out);
 
 // Which forms can serve this call, and the default choice.
 bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode);
-Form default_form(const TrellisGeometry& g, int M);
+Form default_form(const TrellisGeometry& g, int M);  // for linear()
+Form default_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M);
 Numerics default_numerics(Form f);
 
 }  // namespace trellis::cuda

@@ -88,8 +88,21 @@ bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
   return false;
 }
 
+// Measured on the H200 (bench/results/h200_trellis_kernels.json): the
+// one-warp-per-row CUDA-core form beats the tensor-core form on small axis-1
+// matrices at small M (k/v 1024x5120 up to M = 4, q/o 5120x5120 up to M = 2),
+// where the tensor-core form's block-wide staging is not amortised.
 Form default_form(const TrellisGeometry& g, int M) {
+  const double weights = double(g.rows) * double(g.cols);
+  const bool small = (M <= 4 && weights <= 8.0e6) || (M <= 2 && weights <= 3.2e7);
+  if (g.axis == 1 && small && form_supports(Form::reduce, g, M, Numerics::f32)) return Form::reduce;
   return form_supports(Form::mma, g, M, Numerics::factored) ? Form::mma : Form::expand_cublas;
+}
+
+Form default_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M) {
+  const Form f = default_form(gate, M) == Form::reduce ? Form::gate_up : Form::mma;
+  const bool ok = form_supports(f, gate, M, default_numerics(f)) && form_supports(f, up, M, default_numerics(f));
+  return ok ? f : Form::expand_cublas;
 }
 
 Numerics default_numerics(Form f) {

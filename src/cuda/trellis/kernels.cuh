@@ -14,13 +14,13 @@ namespace trellis::cuda::detail {
 
 // Shared memory of the tensor-core kernels: staged activations (M rows of
 // `stride` halves), their per-row info (2 floats per row) and the staging
-// reduction's scratch (kMmaMaxM floats per warp); axis 0 adds its block sums
-// (256 columns x M floats per warp).
+// reductions' scratch (one float per thread plus one per row); axis 0 adds
+// its block sums (256 columns x M floats per warp).
 constexpr int mma_axis1_smem_bytes(int M, int stride) {
-  return M * stride * 2 + (2 * kMmaMaxM + kAxis1Warps * kMmaMaxM) * 4;
+  return M * stride * 2 + (2 * kMmaMaxM + kAxis1Threads + kMmaMaxM) * 4;
 }
 constexpr int mma_axis0_smem_bytes(int M, int stride) {
-  return (kMmaWarps * 256 * M + 2 * kMmaMaxM + kMmaWarps * kMmaMaxM) * 4 + M * stride * 2;
+  return (kMmaWarps * 256 * M + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + M * stride * 2;
 }
 
 // Split-K scratch a launch may use.

@@ -74,6 +74,8 @@ __device__ __forceinline__ Run16<K> run16_at(int t0) {
   return r;
 }
 
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 template <int K>
 __device__ __forceinline__ void load_run16(const uint32_t* __restrict__ block, const Run16<K>& at,
                                            uint32_t (&w)[Run16<K>::kWords]) {
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
   float* info = warp_sums + kMmaWarps * kBlockT * a.M;
   float* scratch = info + 2 * kMmaMaxM;
-  __half* xf = reinterpret_cast<__half*>(scratch + stage_scratch_floats(kMmaWarps));
+  __half* xf = reinterpret_cast<__half*>(scratch + stage_scratch_floats(kMmaThreads));
   const int row0 = sbeg_seg * kSlabRows;
   stage_block(StageSlice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
                          a.scales},
@@ -135,6 +137,12 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
       const uint32_t* row = block_base + r * row_stride;
       load_run16<K>(row, at0, w[i][0]);
       load_run16<K>(row, at1, w[i][1]);
+      // The next slab's runs head for L2 while this one decodes (no registers held).
+      if (sl + 1 < send) {
+        const uint32_t* next = block_base + min(r + kSlabRows, R - 1) * row_stride;
+        prefetch_l2(next + at0.word[0]);
+        prefetch_l2(next + at1.word[0]);
+      }
     }
     const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
     const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;

@@ -33,8 +33,8 @@ struct StageSlice {
   const __half* fold;  // scales indexed like x's columns, or null
 };
 
-// Shared memory the reduction needs: [warps][kMmaMaxM] floats.
-__host__ __device__ constexpr int stage_scratch_floats(int warps) { return warps * kMmaMaxM; }
+// Shared memory the reductions need: one float per thread plus one per row.
+__host__ __device__ constexpr int stage_scratch_floats(int threads) { return threads + kMmaMaxM; }
 
 namespace stage_impl {
 
@@ -64,89 +64,77 @@ __device__ __forceinline__ void load_group(const StageSlice& s, int m, int j, bo
   }
 }
 
-// Reduces one value per row across the block; every thread gets the results.
+// Thread t works on row t % M (the first M·⌊threads/M⌋ threads). Reduces the
+// per-thread values of each row in a fixed order (warp m sums row m's values
+// lane-strided, then a shuffle tree) and returns the calling thread's row's.
 template <bool kMax>
-__device__ __forceinline__ void block_reduce_rows(float (&v)[kMmaMaxM], int M, float* scratch) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-#pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) {
-    for (int o = 16; o; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, v[m], o);
-      v[m] = kMax ? fmaxf(v[m], other) : v[m] + other;
+__device__ __forceinline__ float reduce_row(float v, int M, float* scratch) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per_row = int(blockDim.x) / M;
+  float* rows = scratch + blockDim.x;
+  __syncthreads();  // scratch may still be read by a previous reduction
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  if (warp < M) {
+    float r = 0.0f;  // |x| >= 0: also the max's identity
+    for (int i = lane; i < per_row; i += 32) {
+      const float x = scratch[warp + M * i];
+      r = kMax ? fmaxf(r, x) : r + x;
     }
-  }
-  __syncthreads();  // scratch may still be read from a previous reduction
-  if (lane == 0) {
-#pragma unroll
-    for (int m = 0; m < kMmaMaxM; ++m) scratch[warp * kMmaMaxM + m] = v[m];
+    for (int o = 16; o; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, r, o);
+      r = kMax ? fmaxf(r, other) : r + other;
+    }
+    if (lane == 0) rows[warp] = r;
   }
   __syncthreads();
-#pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) {
-    float r = scratch[m];
-    for (int w = 1; w < warps; ++w) r = kMax ? fmaxf(r, scratch[w * kMmaMaxM + m]) : r + scratch[w * kMmaMaxM + m];
-    v[m] = m < M ? r : 0.0f;
-  }
+  return rows[threadIdx.x % M];
 }
 
 }  // namespace stage_impl
 
 // Stages the slice into xf (row m at xf + m·stride halves, group j at uint4
-// slot(j) of the row) and info[2m], info[2m+1]. Ends with a block barrier.
+// slot(j) of the row) and info[2m], info[2m+1]. Needs M <= warps of the
+// block; ends with a block barrier.
 template <typename Slot>
 __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* info, float* scratch, Slot slot) {
   using namespace stage_impl;
-  const int groups = s.n_pad / 8;
+  const int groups = s.n_pad / 8, per_row = int(blockDim.x) / s.M;
+  const int m = int(threadIdx.x) % s.M, first = int(threadIdx.x) / s.M;
   const bool vec = (s.x_stride % 8 == 0) && (s.col0 % 8 == 0) && ((reinterpret_cast<uintptr_t>(s.x) & 15) == 0);
-  float r[kMmaMaxM];
+  const int end = first < per_row ? groups : 0;  // threads past M·per_row only join the reductions
+  float amax = 0.0f;
+#pragma unroll 4
+  for (int j = first; j < end; j += per_row) {
+    float v[8];
+    load_group(s, m, j, vec, v);
 #pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) r[m] = 0.0f;
+    for (int e = 0; e < 8; ++e) amax = fmaxf(amax, fabsf(v[e]));
+  }
+  amax = reduce_row<true>(amax, s.M, scratch);
+  int ex = 0;
+  if (amax > 0.0f && isfinite(amax)) {
+    frexpf(amax, &ex);  // max in [2^(ex-1), 2^ex)
+    ex = 15 - ex;
+  }
+  const float up = ldexpf(1.0f, ex);
+  if (first == 0) info[2 * m + 1] = ldexpf(1.0f, -ex);
+  float sum = 0.0f;
+  __half* row = xf + size_t(m) * stride;
+#pragma unroll 4
+  for (int j = first; j < end; j += per_row) {
+    float v[8];
+    load_group(s, m, j, vec, v);
+    uint32_t packed[4];
 #pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) {
-    if (m >= s.M) break;
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) {
-      float v[8];
-      load_group(s, m, j, vec, v);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) r[m] = fmaxf(r[m], fabsf(v[e]));
+    for (int e = 0; e < 4; ++e) {
+      const __half2 h = __floats2half2_rn(v[2 * e] * up, v[2 * e + 1] * up);
+      sum += __low2float(h) + __high2float(h);
+      packed[e] = *reinterpret_cast<const uint32_t*>(&h);
     }
+    reinterpret_cast<uint4*>(row)[slot(j)] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
   }
-  block_reduce_rows<true>(r, s.M, scratch);
-  float up[kMmaMaxM];
-#pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) {
-    int e = 0;
-    if (r[m] > 0.0f && isfinite(r[m])) {
-      int ex;
-      frexpf(r[m], &ex);  // max in [2^(ex-1), 2^ex)
-      e = 15 - ex;
-    }
-    up[m] = ldexpf(1.0f, e);
-    if (threadIdx.x == 0 && m < s.M) info[2 * m + 1] = ldexpf(1.0f, -e);
-    r[m] = 0.0f;
-  }
-#pragma unroll
-  for (int m = 0; m < kMmaMaxM; ++m) {
-    if (m >= s.M) break;
-    for (int j = threadIdx.x; j < groups; j += blockDim.x) {
-      float v[8];
-      load_group(s, m, j, vec, v);
-      uint32_t packed[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const __half2 h = __floats2half2_rn(v[2 * e] * up[m], v[2 * e + 1] * up[m]);
-        r[m] += __low2float(h) + __high2float(h);
-        packed[e] = *reinterpret_cast<const uint32_t*>(&h);
-      }
-      reinterpret_cast<uint4*>(xf + size_t(m) * stride)[slot(j)] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-    }
-  }
-  block_reduce_rows<false>(r, s.M, scratch);
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int m = 0; m < kMmaMaxM; ++m)
-      if (m < s.M) info[2 * m] = r[m];
-  }
+  sum = reduce_row<false>(sum, s.M, scratch);
+  if (first == 0) info[2 * m] = sum;
   __syncthreads();
 }
 

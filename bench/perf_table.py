@@ -59,6 +59,35 @@ def viterbi_section(doc):
     return out
 
 
+def viterbi_cuda_section(doc):
+    out = ["## Viterbi encoder (CUDA, H200)", "",
+           f"`bench/results/h200_viterbi.json` (`bench/viterbi_device.sh`): GPU {doc['gpu']}, {doc['sm_count']} SMs, "
+           f"driver {doc['driver']}, CUDA {doc['runtime_version']}, {doc['host_threads']} host threads, "
+           f"commit {doc['commit']}. {doc['data']}, T = {doc['T']}; quantize_tensor over the CUDA encoder "
+           "(2 scale passes, 2 overlap candidates), MSE from the CPU decoder.", "",
+           "| L | k | MSE | acceptance | seconds | weights/s | blocks = CPU encoder's | decode / circular failures |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in doc["runs"]:
+        b = r["blocks_vs_cpu"]
+        out.append(f"| {r['L']} | {r['k']} | {r['mse']:.5f} | ≤ {r['acceptance_mse']} | {r['seconds']:.2f} | "
+                   f"{r['weights_per_s']:.3g} | {b['same_states_as_cpu']}/{b['blocks']} | "
+                   f"{b['decode_mismatches']} / {b['not_circular']} |")
+    e = doc.get("encoder_only")
+    if e:
+        out += ["", f"Encoder alone (k = {e['k']}, L = {e['L']}, {e['weights']} targets, copies included): "
+                f"{e['weights_per_s']:.3g} weights/s."]
+    lay = doc.get("qwen3_14b_layer")
+    if lay:
+        out += ["", f"{lay['model']}, k = {lay['k']}, L = {lay['L']} ({lay['weights']} weights, scale search "
+                f"included): **{lay['seconds']:.1f} s** (target ≤ {lay['target_seconds']} s).", "",
+                "| module | shape | axis | seconds | rel error |", "|---|---|---|---|---|"]
+        for t in lay["tensors"]:
+            out.append(f"| {t['module']} | {t['shape'][0]}×{t['shape'][1]} | {t['axis']} | {t['seconds']:.2f} | "
+                       f"{t['rel_error']:.4f} |")
+    out.append("")
+    return out
+
+
 def quantize_section(doc):
     out = ["## `trellis quantize` on the fixture (CPU)", "",
            f"`bench/results/quantize_fixture_cpu.json`: {doc['command']}; {doc['build']}; "
@@ -81,6 +110,9 @@ def main():
     v = load("viterbi_mse_cpu.json")
     if v:
         lines += viterbi_section(v)
+    c = load("h200_viterbi.json")
+    if c:
+        lines += viterbi_cuda_section(c)
     q = load("quantize_fixture_cpu.json")
     if q:
         lines += quantize_section(q)

@@ -13,6 +13,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv |
   tee "$OUT/gpu.txt"
 
+export TRELLIS_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+
 B=build/device-quant
 { cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON &&
   cmake --build $B -j 16 --target viterbi_encoder_test viterbi_bench; } >"$OUT/build.log" 2>&1 ||

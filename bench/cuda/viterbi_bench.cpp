@@ -19,7 +19,8 @@
 //    included), wall time per tensor and in all, against the 15 s bar.
 // 4. The encoder alone at k = 3, L = 12 (2^23 targets, copies included).
 // Writes one JSON file: GPU, SMs, clocks, driver, runtime, host threads,
-// commit (TRELLIS_COMMIT), the numbers.
+// driver (TRELLIS_DRIVER, as nvidia-smi names it), commit (TRELLIS_COMMIT),
+// the numbers.
 //
 // Usage: viterbi_bench OUT.json
 #include <cuda_runtime.h>
@@ -249,11 +250,13 @@ int main(int argc, char** argv) {
   cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
   const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const char* commit = std::getenv("TRELLIS_COMMIT");
+  const char* driver_name = std::getenv("TRELLIS_DRIVER");
   nlohmann::json doc = {{"bench", "viterbi_cuda"},
                         {"gpu", prop.name},
                         {"sm_count", prop.multiProcessorCount},
                         {"sm_clock_mhz", clock_khz / 1000},
                         {"mem_clock_mhz", mem_clock_khz / 1000},
+                        {"driver", driver_name ? driver_name : "unknown"},
                         {"driver_version", driver},
                         {"runtime_version", runtime},
                         {"host_threads", threads},

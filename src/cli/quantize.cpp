@@ -1,14 +1,16 @@
 // `trellis quantize --in HF_DIR --out DIR --bits K [--bits-for PATTERN=K ...]
 // [--L 12] [--axis-for PATTERN=0|1] [--rotate] [--quantize-head]
-// [--device cpu] [--threads N] [--force]`: a Hugging Face checkpoint to a
+// [--device cpu|cuda] [--threads N] [--force]`: a Hugging Face checkpoint to a
 // trellis model (the plan, coding and output live in trellis/quant/).
 //
 // The input is checked whole before anything is written; the model is built
 // in `DIR.tmp-XXXXXX` and renamed to DIR at the end, so DIR is complete or
 // absent. SIGINT/SIGTERM stop the coding at the next row, remove the
-// temporary directory and exit with 128 + the signal. --device cuda exits
-// with status 2: there is no CUDA encoder yet. Progress goes to stderr (a
-// bar on a terminal, a line per module otherwise); the summary to stdout.
+// temporary directory and exit with 128 + the signal. --device cuda codes the
+// blocks on the GPU (trellis/cuda/viterbi.hpp); without a CUDA encoder in
+// this build or a CUDA device it exits with status 2 before reading anything.
+// Progress goes to stderr (a bar on a terminal, a line per module otherwise);
+// the summary to stdout.
 #include <unistd.h>
 
 #include <csignal>
@@ -90,8 +92,11 @@ std::vector<quant::ModuleRule> parse_rules(const std::vector<std::string>& specs
 }
 
 void quantize(QuantizeArgs& a) {
-  if (a.device == "cuda") {
-    std::fprintf(stderr, "trellis: error: --device cuda: there is no CUDA encoder yet; use --device cpu\n");
+  const quant::RunOptions run{a.threads, 0, a.device == "cuda"};
+  try {
+    quant::require_encoder(run);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "trellis: error: --device cuda: %s; use --device cpu\n", e.what());
     throw CLI::RuntimeError(2);
   }
   a.plan.bits_for = parse_rules(a.bits_for, "--bits-for");
@@ -115,7 +120,7 @@ void quantize(QuantizeArgs& a) {
       progress.tensor(r);
       check_signal();
     };
-    const quant::QuantReport report = quant::quantize_model(in, plan, staging.path(), {a.threads, 0}, callbacks);
+    const quant::QuantReport report = quant::quantize_model(in, plan, staging.path(), run, callbacks);
     progress.finish();
     check_signal();
     staging.commit();

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "block_encoders.hpp"
 #include "quantized_config.hpp"
 #include "trellis/codec/quantize_tensor.hpp"
 #include "trellis/error.hpp"
@@ -64,9 +65,13 @@ std::span<const std::byte> bytes(const std::vector<T>& v) {
 
 }  // namespace
 
+void require_encoder(const RunOptions& options) { detail::require_encoder(options.cuda); }
+
 QuantReport quantize_model(const format::ModelDir& in, const QuantPlan& plan, const fs::path& out,
                            const RunOptions& options, const QuantizeCallbacks& callbacks) {
   const auto start = Clock::now();
+  require_encoder(options);
+  detail::BlockEncoders encoders(options.cuda);
   QuantReport report;
   report.L = plan.L;
   report.T = plan.T;
@@ -92,6 +97,7 @@ QuantReport quantize_model(const format::ModelDir& in, const QuantPlan& plan, co
     qo.rotate = plan.rotate;
     qo.seed = group_seed(m.sign_group, options.seed);
     qo.threads = report.threads;
+    qo.encoder = encoders.get(qo.k, qo.L, qo.T, qo.max_overlaps);
     if (callbacks.on_rows) qo.progress = [&](int64_t done, int64_t total) { callbacks.on_rows(m, done, total); };
     try {
       coded.push_back(quantize_tensor(w.data(), m.out_features, m.in_features, qo));

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -73,8 +74,9 @@ struct Shape {
   int k, L, T, blocks, max_overlaps;
 };
 
-// One block in flight per slot: 4 slots make every thread block walk many blocks.
-std::size_t four_slots(int k, int L, int T) {
+// A scratch budget of 4 slots with device-memory path costs (the shared-cost
+// form fits a few more): every thread block walks several blocks.
+std::size_t few_slots(int k, int L, int T) {
   const std::size_t H = std::size_t(1) << (L - k);
   return 4 * (std::size_t(T) * H + 4 * H + 8 * (std::size_t(1) << L));
 }
@@ -92,8 +94,9 @@ TEST(CudaViterbi, BlocksMatchTheCpuEncoderAndDecode) {
                  " max_overlaps " + std::to_string(sh.max_overlaps));
     const int T = sh.T, wpb = T * sh.k / 32;
     const std::vector<float> v = gaussian(rng, size_t(sh.blocks) * T, 150.0f);
-    cuda::ViterbiEncoder gpu(sh.k, sh.L, T, sh.max_overlaps, four_slots(sh.k, sh.L, T));
-    EXPECT_EQ(gpu.slots(), 4);
+    cuda::ViterbiEncoder gpu(sh.k, sh.L, T, sh.max_overlaps, few_slots(sh.k, sh.L, T));
+    EXPECT_GE(gpu.slots(), 4);
+    EXPECT_LE(gpu.slots(), 12);
     std::vector<uint32_t> words(size_t(sh.blocks) * wpb, 0xdeadbeefu), states(size_t(sh.blocks) * T, ~0u);
     std::vector<BlockEncoding> res(size_t(sh.blocks));
     gpu.encode(v.data(), sh.blocks, words.data(), states.data(), res.data());
@@ -181,10 +184,13 @@ TEST(CudaViterbi, QuantizeTensorMatchesTheCpuPathAndMeetsTheBounds) {
       std::vector<float> back(W.size());
       expand_to_f32(gpu.view(), back.data());
       if (axis == 1) {
-        double se = 0.0;
-        for (size_t i = 0; i < W.size(); ++i) se += (double(W[i]) - back[i]) * (double(W[i]) - back[i]);
+        double se = 0.0, norm = 0.0;
+        for (size_t i = 0; i < W.size(); ++i) {
+          se += (double(W[i]) - back[i]) * (double(W[i]) - back[i]);
+          norm += double(W[i]) * double(W[i]);
+        }
         EXPECT_LE(se / double(W.size()), bound[k - 2] * 1.05);
-        EXPECT_NEAR(se / double(W.size()), gpu.rel_error * gpu.rel_error, 1e-4 * se / double(W.size()));
+        EXPECT_NEAR(std::sqrt(se / norm), gpu.rel_error, 1e-4 * gpu.rel_error);
       }
     }
   }

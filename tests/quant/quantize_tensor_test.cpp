@@ -1,6 +1,7 @@
 // quantize_tensor: distortion on iid Gaussian weights against the issue's
 // bounds, agreement of rel_error with expand_to_f32 on both axes (rotated or
-// not), per-row scales, determinism across thread counts, and validation.
+// not), per-row scales, determinism across thread counts, the batched path
+// (a BlockBatchEncoder) giving the per-row path's codes, and validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "trellis/codec/expand.hpp"
 #include "trellis/codec/quantize_tensor.hpp"
 #include "trellis/codec/rotation.hpp"
+#include "trellis/codec/viterbi.hpp"
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 
@@ -186,6 +188,65 @@ TEST(QuantizeTensor, ProgressAndSharedSigns) {
   EXPECT_EQ(q.signs, signs);
   ASSERT_EQ(seen.size(), 16u);
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], int64_t(i + 1));
+}
+
+// A BlockBatchEncoder over the CPU encoder: the batched path (rows in step,
+// one encode call per scale pass) must give the per-row path's codes.
+class CpuBatchEncoder final : public BlockBatchEncoder {
+ public:
+  CpuBatchEncoder(int k, int L, int T) : enc_(k, L, T) {}
+  int k() const override { return enc_.k(); }
+  int L() const override { return enc_.L(); }
+  int T() const override { return enc_.T(); }
+  void encode(const float* v, int64_t blocks, uint32_t* words, uint32_t* states) override {
+    const int T = enc_.T(), wpb = T * enc_.k() / 32;
+    for (int64_t b = 0; b < blocks; ++b) enc_.encode_block(v + b * T, words + b * wpb, states + b * T);
+    ++calls;
+  }
+  int calls = 0;
+
+ private:
+  ViterbiEncoder enc_;
+};
+
+TEST(QuantizeTensor, BatchedEncoderGivesThePerRowCodes) {
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE(test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  for (int axis : {1, 0}) {
+    for (bool rotate : {false, true}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (rotate ? " rotated" : ""));
+      std::vector<float> W = gaussian(rng, 16 * 512, 0.02f);
+      for (int64_t c = 0; c < 512; ++c) W[size_t(axis == 1 ? 3 * 512 + c : c * 16 + 3)] = 0.0f;  // a zero row
+      const int64_t out = axis == 1 ? 16 : 512, in = axis == 1 ? 512 : 16;
+      QuantizeOptions o;
+      o.k = 3;
+      o.axis = axis;
+      o.rotate = rotate;
+      o.seed = seed;
+      const QuantizedTensor a = quantize_tensor(W.data(), out, in, o);
+      CpuBatchEncoder enc(3, 12, 256);
+      std::vector<int64_t> seen;
+      o.encoder = &enc;
+      o.progress = [&](int64_t done, int64_t total) {
+        EXPECT_EQ(total, 16);
+        seen.push_back(done);
+      };
+      const QuantizedTensor b = quantize_tensor(W.data(), out, in, o);
+      EXPECT_EQ(a.codes, b.codes);
+      EXPECT_EQ(a.scales, b.scales);
+      EXPECT_EQ(a.signs, b.signs);
+      EXPECT_EQ(a.rel_error, b.rel_error);
+      EXPECT_EQ(enc.calls, 2);  // scale_passes = 2: one call per pass for all rows
+      EXPECT_EQ(seen, std::vector<int64_t>{16});
+    }
+  }
+  CpuBatchEncoder other(2, 12, 256);
+  QuantizeOptions o;
+  o.k = 3;
+  o.encoder = &other;
+  const std::vector<float> W(8 * 256, 0.5f);
+  EXPECT_THROW(quantize_tensor(W.data(), 8, 256, o), Error);
 }
 
 TEST(QuantizeTensor, RejectsWhatCannotBeStored) {

@@ -17,7 +17,9 @@
 //
 // Rotation signs come from a seed per QuantPlan sign group, so q/k/v (and
 // gate/up) coded on axis 1 share one sign vector. The result does not depend
-// on `threads`.
+// on `threads`. With options.cuda the row chunks' blocks are coded on the GPU
+// (rotation and the scale search's scoring stay on the CPU) and `on_rows`
+// runs once per chunk of rows.
 //
 // `on_rows` runs after every stored row of the module being coded (from the
 // coding threads, one call at a time) and `on_tensor` after each module;
@@ -41,7 +43,13 @@ struct QuantizeCallbacks {
 struct RunOptions {
   int threads = 0;    // 0: all hardware threads
   uint64_t seed = 0;  // rotation signs
+  bool cuda = false;  // code the blocks with the CUDA encoder (same codes as the CPU's up to overlap-bound ties)
 };
+
+// Throws trellis::Error when options.cuda cannot be honoured: this build has
+// no CUDA encoder, or there is no CUDA device (quantize_model checks it too,
+// before writing anything).
+void require_encoder(const RunOptions& options);
 
 QuantReport quantize_model(const format::ModelDir& in, const QuantPlan& plan, const std::filesystem::path& out,
                            const RunOptions& options, const QuantizeCallbacks& callbacks = {});

@@ -188,6 +188,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) return;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
       float s = 0.0f;
+#pragma unroll 8  // the loads of a batch of segments in flight together; the sum stays in segment order
       for (int sg = 0; sg < a.segments; ++sg) s += __ldcg(a.partials + (size_t(sg) * C + c0) * M + i);
       warp_sums[i] = s;
     }

@@ -38,29 +38,30 @@ __host__ __device__ constexpr int stage_scratch_floats(int threads) { return thr
 
 namespace stage_impl {
 
-__device__ __forceinline__ void load_group(const StageSlice& s, int m, int j, bool vec, float (&v)[8]) {
-  const int i0 = s.col0 + 8 * j;
-  const __nv_bfloat16* src = s.x + size_t(m) * s.x_stride + i0;
-  if (8 * j >= s.n) {
+// The 8 bf16 values of group j of row m (zeros past n), as they are in memory.
+__device__ __forceinline__ uint4 load_raw(const StageSlice& s, int m, int j, bool vec) {
+  if (8 * j >= s.n) return make_uint4(0u, 0u, 0u, 0u);
+  const __nv_bfloat16* src = s.x + size_t(m) * s.x_stride + s.col0 + 8 * j;
+  if (vec) return *reinterpret_cast<const uint4*>(src);
+  uint32_t w[4];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] = 0.0f;
-    return;
+  for (int e = 0; e < 4; ++e)
+    w[e] = uint32_t(__bfloat16_as_ushort(src[2 * e])) | uint32_t(__bfloat16_as_ushort(src[2 * e + 1])) << 16;
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// v_i of the group: the bf16 values widened, times f_i when folding.
+__device__ __forceinline__ void group_values(const StageSlice& s, int j, uint4 raw, float (&v)[8]) {
+  const uint32_t ws[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    v[2 * e] = __uint_as_float(ws[e] << 16);
+    v[2 * e + 1] = __uint_as_float(ws[e] & 0xffff0000u);
   }
-  if (vec) {
-    const uint4 w = *reinterpret_cast<const uint4*>(src);
-    const uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+  if (s.fold && 8 * j < s.n) {
+    const __half* f = s.fold + s.col0 + 8 * j;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      v[2 * e] = __uint_as_float(ws[e] << 16);
-      v[2 * e + 1] = __uint_as_float(ws[e] & 0xffff0000u);
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] = __bfloat162float(src[e]);
-  }
-  if (s.fold) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] *= __half2float(s.fold[i0 + e]) * kCodeRcp;
+    for (int e = 0; e < 8; ++e) v[e] *= __half2float(f[e]) * kCodeRcp;
   }
 }
 
@@ -102,11 +103,15 @@ __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* 
   const int m = int(threadIdx.x) % s.M, first = int(threadIdx.x) / s.M;
   const bool vec = (s.x_stride % 8 == 0) && (s.col0 % 8 == 0) && ((reinterpret_cast<uintptr_t>(s.x) & 15) == 0);
   const int end = first < per_row ? groups : 0;  // threads past M·per_row only join the reductions
+  // Pass 1: the max from global memory, the raw values parked in their slots.
   float amax = 0.0f;
+  uint4* row = reinterpret_cast<uint4*>(xf + size_t(m) * stride);
 #pragma unroll 4
   for (int j = first; j < end; j += per_row) {
+    const uint4 raw = load_raw(s, m, j, vec);
+    row[slot(j)] = raw;
     float v[8];
-    load_group(s, m, j, vec, v);
+    group_values(s, j, raw, v);
 #pragma unroll
     for (int e = 0; e < 8; ++e) amax = fmaxf(amax, fabsf(v[e]));
   }
@@ -118,12 +123,12 @@ __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* 
   }
   const float up = ldexpf(1.0f, ex);
   if (first == 0) info[2 * m + 1] = ldexpf(1.0f, -ex);
+  // Pass 2: each thread converts the slots it parked, in place.
   float sum = 0.0f;
-  __half* row = xf + size_t(m) * stride;
 #pragma unroll 4
   for (int j = first; j < end; j += per_row) {
     float v[8];
-    load_group(s, m, j, vec, v);
+    group_values(s, j, row[slot(j)], v);
     uint32_t packed[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -131,7 +136,7 @@ __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* 
       sum += __low2float(h) + __high2float(h);
       packed[e] = *reinterpret_cast<const uint32_t*>(&h);
     }
-    reinterpret_cast<uint4*>(row)[slot(j)] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+    row[slot(j)] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
   }
   sum = reduce_row<false>(sum, s.M, scratch);
   if (first == 0) info[2 * m] = sum;

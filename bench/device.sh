@@ -2,7 +2,14 @@
 # One full GPU call: build the kernels-only tree, run the CUDA tests (JSON),
 # compute-sanitizer on the small cases, the kernel benchmark, and dump SASS
 # and an Nsight Compute profile of the decode kernels. Everything lands in $OUT.
-#   bench/device.sh [tests|bench|ncu|all]...   (default: all)
+#   bench/device.sh [sass|tests|bench|ncu|all]...   (default: all; QUICK=1: M = 1, 8 only)
+# To measure exactly one commit (not the work in progress of the shared tree),
+# pack it here and run the unpacked copy on the GPU machine:
+#   git archive --format=tar.gz -o .carry/head.tar.gz HEAD -- src include tests bench cmake \
+#       CMakeLists.txt CMakePresets.json fuzz && git rev-parse --short HEAD >.carry/head.commit
+#   device run, carrying .carry/head.tar.gz and .carry/head.commit:
+#   export TRELLIS_COMMIT=$(cat .carry/head.commit); mkdir -p /tmp/clean &&
+#   tar -xzf .carry/head.tar.gz -C /tmp/clean && cd /tmp/clean && OUT=$OUT bash bench/device.sh ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
@@ -22,6 +29,7 @@ if has sass; then
   done
   cat /tmp/mma_axis1.sass /tmp/mma_axis0.sass >/tmp/mma.sass
   python3 bench/sass_loop_stats.py /tmp/mma.sass --json "$OUT/sass_loop_stats.json" | head -40
+  cp /tmp/mma.sass "$OUT/mma_sass.txt"
 fi
 if has tests; then
   ./build/device/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40

@@ -41,6 +41,40 @@ def kernels_section(doc):
     return out
 
 
+def kernels_confirmation(doc, full):
+    """The quick re-run at a later commit: M = 1 and 8 of the tensor-core forms, next to the full table's."""
+    base = {(r["op"], r["form"], r["k"], r["M"]): r["median_us"] for r in full["results"]}
+    out = [f"Re-run at commit {doc['commit']} (`bench/results/h200_trellis_kernels_quick.json`, M = 1 and 8, "
+           f"same method) — the tensor-core forms, µs (this commit / the table's commit {full['commit']}):", ""]
+    out.append("| op | k | M = 1 | M = 8 | M = 8 / M = 1 |")
+    out.append("|---|---|---|---|---|")
+    for r in doc["results"]:
+        if r["form"] != "mma" or r["M"] != 1:
+            continue
+        r8 = next(x for x in doc["results"] if x["op"] == r["op"] and x["form"] == "mma" and x["k"] == r["k"]
+                  and x["M"] == 8)
+        b1, b8 = base.get((r["op"], "mma", r["k"], 1)), base.get((r["op"], "mma", r["k"], 8))
+        out.append(f"| {r['op']} | {r['k']} | {r['median_us']:.1f} / {b1:.1f} | {r8['median_us']:.1f} / {b8:.1f} | "
+                   f"{r8['median_us'] / r['median_us']:.2f} |")
+    out.append("")
+    return out
+
+
+def runtime_section(doc):
+    out = ["## Model runtime on the H200 (`trellis run --device cuda`)", ""]
+    out.append(f"`bench/results/h200_runtime.json` (`bench/runtime_device.sh`): {doc['gpu']}, driver {doc['driver']}, "
+               f"commit {doc['commit']}. Model: {doc['model']}. Method: {doc['method']}.")
+    out += ["", "| CUDA graphs | prompt tok/s | generation tok/s |", "|---|---|---|"]
+    for key, name in (("graphs_on", "on"), ("graphs_off", "off")):
+        r = doc.get(key)
+        if r:
+            out.append(f"| {name} | {r['prompt_tok_s']:.0f} | {r['generation_tok_s']:.1f} |")
+    bars = doc["acceptance"]
+    out += ["", f"Bars (issue 5): prompt ≥ {bars['prompt_tok_s']} tok/s, generation ≥ {bars['generation_tok_s']} "
+            "tok/s.", ""]
+    return out
+
+
 def viterbi_section(doc):
     out = ["## Viterbi encoder (CPU)", "",
            f"`bench/results/viterbi_mse_cpu.json`: {doc['data']}, T = {doc['T']}, {doc['threads']} threads on "
@@ -111,6 +145,9 @@ def main():
     k = load("h200_trellis_kernels.json")
     if k:
         lines += kernels_section(k)
+        kq = load("h200_trellis_kernels_quick.json")
+        if kq:
+            lines += kernels_confirmation(kq, k)
     v = load("viterbi_mse_cpu.json")
     if v:
         lines += viterbi_section(v)
@@ -120,6 +157,9 @@ def main():
     q = load("quantize_fixture_cpu.json")
     if q:
         lines += quantize_section(q)
+    rt = load("h200_runtime.json")
+    if rt:
+        lines += runtime_section(rt)
     print("\n".join(lines))
 
 

@@ -4,10 +4,11 @@
 usage: sass_loop_stats.py FILE.sass [--json OUT.json]
 
 For every function in `cuobjdump --dump-sass` output, the decode loop is the
-innermost loop (the shortest backward-branch span) that contains byte sums
-(IDP); its instructions are counted by opcode. Weights per lane per loop iteration
-come from the kernel's template arguments: the axis-1 forms decode
-NPROJ x 2 runs x 32 positions per chunk, the axis-0 form 4 slabs x 32.
+innermost loop (the shortest backward-branch span) that contains tensor-core
+MMAs (HMMA); its instructions are counted by opcode. Every m16n8k16 HMMA
+consumes 16 x 16 decoded weights of the warp, 8 per lane, so the loop decodes
+8 x (its HMMA count) weights per lane per iteration, however the compiler
+unrolled or split it.
 """
 import collections
 import json
@@ -16,15 +17,6 @@ import sys
 
 FUNC = re.compile(r"Function : (\S+)")
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
-
-
-def weights_per_iteration(name):
-    m = re.search(r"mma_axis1_kernelILi(\d)ELi(\d)ELi(\d)E", name)
-    if m:  # one 256-position block: 2 halves x 2 rows x 32 positions per projection
-        return int(m.group(3)) * 2 * 2 * 32
-    if "mma_axis0_kernel" in name:  # one 16-row slab: 8 runs of 16 positions
-        return 8 * 16
-    return None
 
 
 def parse(path):
@@ -52,14 +44,14 @@ def main():
                 t = re.search(r"0x([0-9a-f]+)", args)
                 if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
                     j = addr_index[int(t.group(1), 16)]
-                    has_decode = any(o.startswith("IDP") for _, o, _ in ins[j:i + 1])
+                    has_decode = any(o.startswith("HMMA") for _, o, _ in ins[j:i + 1])
                     if has_decode and (best is None or i - j < best[1] - best[0]):
                         best = (j, i)
         if not best:
             continue
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
-        w = weights_per_iteration(name)
+        w = 8 * ops["HMMA"]
         entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common())}
         if w:
             entry["weights_per_lane_per_iteration"] = w

@@ -88,9 +88,9 @@ __device__ __forceinline__ uint32_t biased_code_half(uint32_t state) {
 }
 
 // Two binary16 values (low halves of lo and hi, upper halves zero) as one
-// half2: lo + hi·2^16, written as an integer multiply-add so it issues to the
-// FMA pipe (IMAD) — the integer ALU pipe is the one the window extraction
-// (funnel shift, mask) already saturates. A PRMT would do the same on the ALU.
+// half2: lo + hi·2^16, written as an integer multiply-add so it can issue to
+// the FMA pipe (IMAD) — the integer ALU pipe is the one the window extraction
+// (funnel shift, mask) already saturates; a PRMT would do the same on the ALU.
 __device__ __forceinline__ uint32_t pack_halves(uint32_t lo, uint32_t hi) {
   uint32_t r;
   asm("mad.lo.u32 %0, %1, 65536, %2;" : "=r"(r) : "r"(hi), "r"(lo));

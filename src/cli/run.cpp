@@ -10,6 +10,11 @@
 // --chat reads user turns from stdin, one per line, until EOF. Each turn
 // renders the whole conversation with the model's chat template (ChatML
 // when it has none) and runs only what the session does not already hold.
+//
+// TRELLIS_PROFILE=FILE with --device cuda: every op is timed on the GPU
+// (trellis/model/device.hpp); a prompt run first generates 2 tokens as a
+// warm-up (scratch sized, cuBLAS plans made), whose profile is dropped; at
+// the end the op table goes to stderr and the JSON to FILE.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +29,7 @@
 
 #include "trellis/cpu/threads.hpp"
 #include "trellis/error.hpp"
+#include "trellis/model/device.hpp"
 #include "trellis/model/runner.hpp"
 #include "trellis/model/sampling.hpp"
 #include "trellis/tokenizer/chat_template.hpp"
@@ -98,16 +104,26 @@ void run(const RunArgs& a) {
   params.seed = a.seed ? *a.seed : std::random_device{}();
   model::Sampler sampler(params);
   model::Runner runner({.dir = resolve_model(a.model), .device = model::parse_device(a.device), .context = a.context});
-  if (a.chat) return chat(runner, sampler, a.max_new);
+  if (a.chat) {
+    chat(runner, sampler, a.max_new);
+    return model::report_profile(runner.model().backend());
+  }
   // The prompt is echoed once generation has started, so an error stays one line.
   bool echoed = false;
   const auto echo_then = [&](std::string_view piece) {
     if (!std::exchange(echoed, true)) print_piece(a.prompt);
     print_piece(piece);
   };
-  const auto stats = runner.complete(runner.encode_prompt(a.prompt), a.max_new, sampler, echo_then);
+  const std::vector<int32_t> prompt = runner.encode_prompt(a.prompt);
+  model::Backend& backend = runner.model().backend();
+  if (model::profiling(backend)) {
+    runner.complete(prompt, 2, sampler, [](std::string_view) {});
+    model::reset_profile(backend);
+  }
+  const auto stats = runner.complete(prompt, a.max_new, sampler, echo_then);
   if (!echoed) print_piece(a.prompt);
   print_stats(stats, runner);
+  model::report_profile(backend);
 }
 
 }  // namespace
@@ -127,7 +143,11 @@ void add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--repeat-last-n", a->sampling.repeat_last_n, "how many recent tokens (0: all)")->capture_default_str();
   cmd->add_option("--seed", a->seed, "sampling seed (default: random)");
-  cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--device", a->device,
+                  "cpu or cuda (cuda: TRELLIS_CUDA_GRAPHS=0 runs decode steps without CUDA graphs; "
+                  "TRELLIS_PROFILE=FILE times every op on the GPU after a warm-up, prints the table and writes "
+                  "FILE as JSON)")
+      ->capture_default_str();
   cmd->add_option("-c,--context", a->context, "context length in tokens (default: the model's, at most 4096)");
   cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)");
   cmd->callback([a] { run(*a); });

@@ -1,4 +1,5 @@
-// parse_device and make_backend (contract in trellis/model/device.hpp).
+// parse_device, make_backend and the profile hooks (contract in
+// trellis/model/device.hpp).
 #include "trellis/model/device.hpp"
 
 #include <string>
@@ -6,7 +7,9 @@
 #include "trellis/error.hpp"
 #include "trellis/model/cpu_backend.hpp"
 #ifdef TRELLIS_HAVE_CUDA_BACKEND
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "trellis/model/cuda_backend.hpp"
 #endif
@@ -19,14 +22,44 @@ Device parse_device(std::string_view name) {
   throw Error("unknown device '" + std::string(name) + "' (cpu or cuda)");
 }
 
+#ifdef TRELLIS_HAVE_CUDA_BACKEND
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_backend(Device device) {
   if (device == Device::cpu) return make_cpu_backend();
-#ifdef TRELLIS_HAVE_CUDA_BACKEND
-  const char* graphs = std::getenv("TRELLIS_CUDA_GRAPHS");
-  return make_cuda_backend({.graphs = !(graphs && std::string(graphs) == "0")});
-#else
-  throw Error("CUDA backend not built/available (this build runs models on the CPU only)");
-#endif
+  return make_cuda_backend({.graphs = env("TRELLIS_CUDA_GRAPHS") != "0", .profile = !env("TRELLIS_PROFILE").empty()});
 }
+
+bool profiling(const Backend& backend) { return cuda_profile(backend).has_value(); }
+
+void reset_profile(Backend& backend) { reset_cuda_profile(backend); }
+
+void report_profile(const Backend& backend) {
+  const auto report = cuda_profile(backend);
+  if (!report) return;
+  std::fputs(report->table.c_str(), stderr);
+  const std::string path = env("TRELLIS_PROFILE");
+  std::ofstream out(path);
+  out << report->json << "\n";
+  if (!out.flush()) throw Error("TRELLIS_PROFILE: cannot write the profile to '" + path + "'");
+  std::fprintf(stderr, "profile written to %s\n", path.c_str());
+}
+#else
+std::unique_ptr<Backend> make_backend(Device device) {
+  if (device == Device::cpu) return make_cpu_backend();
+  throw Error("CUDA backend not built/available (this build runs models on the CPU only)");
+}
+
+bool profiling(const Backend&) { return false; }
+void reset_profile(Backend&) {}
+void report_profile(const Backend&) {}
+#endif
 
 }  // namespace trellis::model

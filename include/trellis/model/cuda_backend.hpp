@@ -5,18 +5,40 @@
 // stream stays fp32). Linear layers:
 //   trellis  codes, scales and signs uploaded once; x rounded to bf16
 //            (rotated first for axis 1 with signs) into the trellis kernels
-//            (trellis/cuda/trellis_ops.hpp) with default_form(geometry, M) and
-//            its default numerics: the tensor-core forms for M ≤ 8, expand +
-//            cuBLAS above; the bf16 output widened (un-rotated for axis 0);
-//            gate/up sharing their rotation run as one fused call
+//            (trellis/cuda/trellis_ops.hpp) with default_form(geometry, M)
+//            (gate/up: default_gate_up_form) and its default numerics: the
+//            CUDA-core forms for small matrices at small M, the tensor-core
+//            forms up to M = 8, expand + cuBLAS above; the bf16 output
+//            widened (un-rotated for axis 0); gate/up sharing their rotation
+//            run as one fused call (tail `fused` on the tensor-core form,
+//            `split` on the others)
 //   dense    uploaded as bf16; x split into bf16 hi + lo rows and one cuBLAS
 //            GEMM over both (fp32 accumulate), so fp32 activations meet bf16
 //            weights at fp32 accuracy
+// Options.trellis pins the numerics mode (SPEC §3), and with it the form,
+// and the SwiGLU tail of every trellis layer, for the KL gates
+// (tests/cuda/model_kl_test.cpp):
+//   rounded   expand + cuBLAS (any M; split tail only)
+//   f32       the CUDA-core forms: reduce (axis 1) / scatter (axis 0) for
+//             M <= 4, the fused gate_up form for M <= 8
+//   factored  the tensor-core forms (M <= 8)
+// A call the pinned form cannot serve (M too large, a geometry it does not
+// decode) is a trellis::Error naming the layer; dense layers ignore it.
+//
 // Decode steps (forwards of one token) are recorded op by op and run at the
 // end of the step (to_host): the first step of a shape runs eagerly, the
 // second is captured into a CUDA graph, later ones replay it with the token
 // and position written to device memory. Options.graphs = false (or
 // TRELLIS_CUDA_GRAPHS=0 for make_backend) runs every step eagerly.
+//
+// Options.profile times every op on the GPU (CUDA events around each op and
+// each stage of a linear; graphs off, every step eager). Each forward starts
+// with a short device-side hold (a kernel that waits) so the host has queued
+// the forward's ops before the GPU reaches them: the events then time the
+// kernels, not the host's launch gaps. cuda_profile() reports the sums per
+// phase (prefill: forwards of M > 1 tokens; decode: one token) and per
+// (op, part) as a table and as JSON (src/cuda/model/profile_report.cpp).
+// Wall-clock speed is meaningless while profiling (the holds).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -24,11 +46,20 @@
 #include <string>
 
 #include "trellis/model/backend.hpp"
+#include "trellis/numerics.hpp"
 
 namespace trellis::model {
 
+// Pinned numerics and SwiGLU tail of the trellis layers (unset: defaults).
+struct CudaTrellisOptions {
+  std::optional<Numerics> numerics;
+  std::optional<SwigluTail> tail;
+};
+
 struct CudaBackendOptions {
   bool graphs = true;
+  bool profile = false;
+  CudaTrellisOptions trellis = {};
 };
 
 struct CudaGraphStats {
@@ -36,6 +67,12 @@ struct CudaGraphStats {
   int64_t captures = 0;     // graphs captured
   int64_t replays = 0;      // steps run by replaying a graph
   std::string disabled;     // why graphs are off (empty while on)
+};
+
+// The profile as a text table and as one JSON object.
+struct CudaProfileReport {
+  std::string table;
+  std::string json;
 };
 
 // True when a CUDA device is visible.
@@ -46,5 +83,11 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options = {
 
 // The graph counters of a CUDA backend; nullopt for any other backend.
 std::optional<CudaGraphStats> cuda_graph_stats(const Backend& backend);
+
+// The op profile since the start or the last reset; nullopt unless `backend`
+// is a CUDA backend made with options.profile.
+std::optional<CudaProfileReport> cuda_profile(const Backend& backend);
+// Forgets what was profiled so far (e.g. after a warm-up); no-op otherwise.
+void reset_cuda_profile(Backend& backend);
 
 }  // namespace trellis::model

@@ -1,7 +1,11 @@
 // Devices a model can run on, and the backend for each. The CPU backend is
 // always built; "cuda" is the CUDA backend (trellis/model/cuda_backend.hpp)
-// in a build with CUDA (TRELLIS_CUDA_GRAPHS=0 in the environment turns its
-// decode-step graphs off), else a trellis::Error.
+// in a build with CUDA, else a trellis::Error. Environment of make_backend
+// for "cuda":
+//   TRELLIS_CUDA_GRAPHS=0    decode steps run eagerly (no CUDA graphs)
+//   TRELLIS_PROFILE=FILE     every op timed on the GPU (CUDA events, no
+//                            graphs); report_profile() prints the table and
+//                            writes the JSON to FILE
 #pragma once
 #include <memory>
 #include <string_view>
@@ -15,5 +19,13 @@ enum class Device { cpu, cuda };
 // "cpu" or "cuda"; anything else is a trellis::Error naming it.
 Device parse_device(std::string_view name);
 std::unique_ptr<Backend> make_backend(Device device);
+
+// Whether `backend` profiles its ops (a CUDA backend made under TRELLIS_PROFILE).
+bool profiling(const Backend& backend);
+// Forgets the profile so far (after a warm-up); no-op when not profiling.
+void reset_profile(Backend& backend);
+// When profiling: prints the op table to stderr and writes the JSON to
+// $TRELLIS_PROFILE (a trellis::Error when it cannot be written). Else no-op.
+void report_profile(const Backend& backend);
 
 }  // namespace trellis::model

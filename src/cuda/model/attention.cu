@@ -4,19 +4,22 @@
 //
 // kv_store: rows m of k and v go to cache position pos0 + m, layout
 //   [kv_head][capacity][d] (the CPU backend's).
-// attention_tiles: block (split s, head h, group of 8 query rows), one warp
-//   per row m, row m sees positions j < n_m = pos0 + m + 1. The split covers
-//   positions [s·chunk, (s+1)·chunk); tiles of 32 keys and values are staged
-//   in shared memory (rows padded to d + 1 floats: conflict-free) and shared
-//   by the block's warps. Lane j scores key j of the tile,
+// attention_tiles: block (split s, head h, group of 8 query rows) of 8 warps
+//   whatever M (all of them stage tiles; warp w computes row m0 + w if it
+//   exists); row m sees positions j < n_m = pos0 + m + 1. Split s takes the
+//   key tiles t = s, s + splits, s + 2·splits, ... of 32 positions below the
+//   block's longest causal length, so its work grows with the position, not
+//   with the cache's capacity. Each tile's keys and values are staged in
+//   shared memory (float4 loads; rows padded to d + 1 floats: conflict-free
+//   reads) and shared by the block's warps. Lane j scores key j of the tile,
 //   q·K[j]·(1/√d); an online softmax keeps the running max m, sum l and the
 //   unnormalised output o (lane owns dims lane, lane + 32, …). With one split
 //   the block writes out = o / l; with several it writes (m, l, o) and
 //   attention_combine folds the splits:
 //   out = Σ_s e^{m_s − M} o_s / Σ_s e^{m_s − M} l_s, M = max_s m_s.
-// Decode steps use splits = ⌈capacity / chunk⌉ whatever the position (blocks
-// past n exit after writing an empty partial), so the launch shape does not
-// depend on pos0 and a captured graph replays at any position.
+// The split count is the caller's (cuda_backend.cpp): for a decode step it
+// does not depend on pos0 (splits with no tile below the position write an
+// empty partial, m = −inf), so a captured graph replays at any position.
 #include <cfloat>
 #include <cmath>
 #include <string>
@@ -29,7 +32,7 @@ namespace {
 
 using namespace detail;
 
-constexpr int kTile = 32;
+constexpr int kTile = kAttentionTile;
 constexpr int kRowsPerBlock = 8;
 
 __global__ void kv_store_kernel(const float* k, const float* v, int M, int kv_heads, int d, int capacity, Pos pos,
@@ -48,6 +51,7 @@ __global__ void kv_store_kernel(const float* k, const float* v, int M, int kv_he
 template <int D>
 __global__ void attention_tiles_kernel(AttentionArgs a) {
   constexpr int kPer = D / 32;
+  constexpr int kVec = D / 4;  // float4s per key row
   extern __shared__ float smem[];
   float* ks = smem;                          // [kTile][D + 1]
   float* vs = ks + kTile * (D + 1);          // [kTile][D + 1]
@@ -60,7 +64,6 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
   const int pos0 = read_pos(a.pos);
   const int g = h / (a.heads / a.kv_heads);
   const int n_last = pos0 + m0 + rows;  // the longest causal length in the block
-  const int begin = s * a.chunk, end = min(begin + a.chunk, n_last);
   const int n_m = pos0 + m + 1;
   const float scale = rsqrtf(float(D));
 
@@ -71,13 +74,17 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
 
   const float* K = a.keys + int64_t(g) * a.capacity * D;
   const float* V = a.values + int64_t(g) * a.capacity * D;
-  for (int t = begin; t < end; t += kTile) {
+  for (int t = s * kTile; t < n_last; t += a.splits * kTile) {
     __syncthreads();
-    const int n_tile = min(kTile, end - t);
-    for (int e = threadIdx.x; e < n_tile * D; e += blockDim.x) {
-      const int j = e / D, i = e % D;
-      ks[j * (D + 1) + i] = K[int64_t(t + j) * D + i];
-      vs[j * (D + 1) + i] = V[int64_t(t + j) * D + i];
+    const int n_tile = min(kTile, n_last - t);
+    for (int e = threadIdx.x; e < n_tile * kVec; e += blockDim.x) {
+      const int j = e / kVec, i = (e % kVec) * 4;
+      const float4 kv = *reinterpret_cast<const float4*>(K + int64_t(t + j) * D + i);
+      const float4 vv = *reinterpret_cast<const float4*>(V + int64_t(t + j) * D + i);
+      float* kd = ks + j * (D + 1) + i;
+      float* vd = vs + j * (D + 1) + i;
+      kd[0] = kv.x, kd[1] = kv.y, kd[2] = kv.z, kd[3] = kv.w;
+      vd[0] = vv.x, vd[1] = vv.y, vd[2] = vv.z, vd[3] = vv.w;
     }
     __syncthreads();
     if (!active) continue;
@@ -147,8 +154,7 @@ void launch_tiles(const AttentionArgs& a, cudaStream_t stream) {
       cudaFuncSetAttribute(attention_tiles_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   check_cuda(attr, "cudaFuncSetAttribute (attention shared memory)");
   const dim3 grid(unsigned(a.splits), unsigned(a.heads), unsigned((a.M + kRowsPerBlock - 1) / kRowsPerBlock));
-  const int threads = 32 * (a.M < kRowsPerBlock ? a.M : kRowsPerBlock);
-  attention_tiles_kernel<D><<<grid, threads, smem, stream>>>(a);
+  attention_tiles_kernel<D><<<grid, 32 * kRowsPerBlock, smem, stream>>>(a);
   check_launch("attention_tiles");
 }
 

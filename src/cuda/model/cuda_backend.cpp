@@ -3,9 +3,11 @@
 // host, then either launches its kernels on the backend's stream or, inside
 // a one-token step, hands them to StepGraphs with a signature of everything
 // they depend on (step_graphs.hpp). Weight handles are CudaLinear/CudaGateUp
-// (cuda_linear.hpp) and the small classes below.
+// (cuda_linear.hpp) and the small classes below. With Options.profile every
+// op's launches run inside OpProfiler spans (profiler.hpp) and graphs are off.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,6 +16,7 @@
 #include "cuda_linear.hpp"
 #include "kernels.hpp"
 #include "launch_check.hpp"
+#include "profiler.hpp"
 #include "step_graphs.hpp"
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
@@ -115,7 +118,11 @@ class Stream {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const CudaBackendOptions& options)
-      : ctx_(stream_.get()), scratch_(stream_.get()), steps_(stream_.get(), options.graphs) {
+      : options_(options),
+        ctx_(stream_.get()),
+        scratch_(stream_.get()),
+        steps_(stream_.get(), options.graphs && !options.profile) {
+    if (options.profile) profiler_ = std::make_unique<OpProfiler>(stream_.get());
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     gpu_ = prop.name;
@@ -128,7 +135,8 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override { cudaStreamSynchronize(stream_.get()); }
 
   std::string name() const override {
-    return "cuda, " + gpu_ + (steps_.enabled() ? ", CUDA graphs" : ", no CUDA graphs");
+    return "cuda, " + gpu_ + (steps_.enabled() ? ", CUDA graphs" : ", no CUDA graphs") +
+           (profiler_ ? ", profiling" : "");
   }
 
   std::unique_ptr<LinearWeight> load_linear(const LinearSource& w) override {
@@ -189,7 +197,9 @@ class CudaBackend final : public Backend {
     int32_t* d_ids = scratch_.get<int32_t>(Slot::ids, ids.size());
     check_cuda(cudaMemcpyAsync(d_ids, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream_.get()),
                "cudaMemcpyAsync (token ids)");
-    launch_embed(table.table.get(), table.type, hidden, d_ids, out.rows, f32(out), stream_.get());
+    if (profiler_) profiler_->begin_forward(int64_t(ids.size()));
+    timed(profiler_.get(), "embed", "embed",
+          [&] { launch_embed(table.table.get(), table.type, hidden, d_ids, out.rows, f32(out), stream_.get()); });
   }
 
   void rmsnorm(const Act& x, const VectorWeight& w, float eps, const Act& out) override {
@@ -197,8 +207,12 @@ class CudaBackend final : public Backend {
     const float* wv = static_cast<const CudaVector&>(w).get();
     const int64_t groups = x.rows * x.cols / w.size;
     const int n = int(w.size);
+    const char* op = w.size == x.cols ? "rmsnorm" : "qk_norm";
     submit(x.rows, {2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps), word(out.data)}, -1,
-           [=, this](Pos) { launch_rmsnorm(f32(x), groups, n, wv, eps, f32(out), stream_.get()); });
+           [=, this](Pos) {
+             timed(profiler_.get(), op, "rmsnorm",
+                   [&] { launch_rmsnorm(f32(x), groups, n, wv, eps, f32(out), stream_.get()); });
+           });
   }
 
   void rope(const Act& x, const VectorWeight& inv_freq, int64_t pos0) override {
@@ -206,7 +220,10 @@ class CudaBackend final : public Backend {
     const float* f = static_cast<const CudaVector&>(inv_freq).get();
     const int half = int(inv_freq.size);
     submit(x.rows, {3, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(f)}, pos0,
-           [=, this](Pos p) { launch_rope(f32(x), x.rows, x.cols, f, half, p, stream_.get()); });
+           [=, this](Pos p) {
+             timed(profiler_.get(), "rope", "rope",
+                   [&] { launch_rope(f32(x), x.rows, x.cols, f, half, p, stream_.get()); });
+           });
   }
 
   void attention(const Act& q, const Act& k, const Act& v, KvCache& cache, int64_t layer, int64_t pos0,
@@ -232,13 +249,15 @@ class CudaBackend final : public Backend {
     a.kv_heads = int(cache.kv_heads);
     a.d = int(cache.head_dim);
     a.capacity = int(cache.capacity);
-    a.chunk = kAttentionChunk;
-    const bool step = q.rows == 1 && steps_.recording();
-    // A decode step's launch shape covers the whole cache (graph replays at any
-    // position); other calls cover positions < pos0 + M.
-    const int64_t bound = step ? cache.capacity : pos0 + q.rows;
-    a.splits = q.rows > 8 ? 1 : int((bound + a.chunk - 1) / a.chunk);
-    if (a.splits == 1) a.chunk = int(bound);
+    // Decode (M <= 8): the key tiles go round-robin to `splits` blocks per
+    // head, enough to give every SM kAttentionBlocksPerSm, at most one per
+    // tile of the cache. The count depends on the cache, not on pos0: a
+    // captured step replays at any position, and an eager step runs the
+    // same blocks (bit-identical); blocks with no tile below the position
+    // only write an empty partial. Prefill (M > 8): one split.
+    const int64_t tiles = (cache.capacity + kAttentionTile - 1) / kAttentionTile;
+    const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + heads - 1) / heads;
+    a.splits = q.rows > 8 ? 1 : int(std::clamp<int64_t>(fill, 1, tiles));
     const size_t partial_floats = size_t(q.rows * heads * a.splits * (a.d + 2));
     submit(q.rows,
            {4, word(a.q), word(a.k), word(a.v), word(a.keys), word(a.out), uint64_t(a.M), uint64_t(a.heads),
@@ -247,7 +266,8 @@ class CudaBackend final : public Backend {
              AttentionArgs run = a;
              run.pos = p;
              if (run.splits > 1) run.partials = scratch_.get<float>(Slot::attention, partial_floats);
-             launch_attention(run, stream_.get());
+             timed(profiler_.get(), "attention", run.M > 8 ? "prefill tiles" : "decode splits",
+                   [&] { launch_attention(run, stream_.get()); });
            });
   }
 
@@ -255,31 +275,40 @@ class CudaBackend final : public Backend {
     require(x.cols == w.in_features && out.cols == w.out_features && out.rows == x.rows, "linear", "shapes");
     const auto& l = static_cast<const CudaLinear&>(w);
     submit(x.rows, {5, word(&l), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
-           [=, this, &l](Pos) { l.apply(ctx_, scratch_, f32(x), x.rows, f32(out)); });
+           [=, this, &l](Pos) { l.apply(linear_run(), f32(x), x.rows, f32(out)); });
   }
 
   void gate_up_swiglu(const GateUpWeight& w, const Act& x, const Act& out) override {
     require(x.cols == w.in_features && out.cols == w.out_features && out.rows == x.rows, "gate_up_swiglu", "shapes");
     const auto& g = static_cast<const CudaGateUp&>(w);
     submit(x.rows, {6, word(&g), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
-           [=, this, &g](Pos) { g.apply(ctx_, scratch_, f32(x), x.rows, f32(out)); });
+           [=, this, &g](Pos) { g.apply(linear_run(), f32(x), x.rows, f32(out)); });
   }
 
   void add(const Act& x, const Act& y) override {
     require(x.rows == y.rows && x.cols == y.cols, "add", "shapes");
     const int64_t n = x.rows * x.cols;
     submit(x.rows, {7, word(x.data), word(y.data), uint64_t(n)}, -1,
-           [=, this](Pos) { launch_add(f32(x), f32(y), n, stream_.get()); });
+           [=, this](Pos) {
+             timed(profiler_.get(), "add", "add", [&] { launch_add(f32(x), f32(y), n, stream_.get()); });
+           });
   }
 
   void to_host(const Act& x, float* dst) override {
     if (steps_.recording()) steps_.finish(epoch());
-    check_cuda(cudaMemcpyAsync(dst, x.data, size_t(x.rows * x.cols) * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()),
-               "cudaMemcpyAsync (to host)");
+    // The copy into pageable memory may block the host until the stream reaches it.
+    if (profiler_) profiler_->enqueued();
+    timed(profiler_.get(), "to_host", "copy", [&] {
+      check_cuda(cudaMemcpyAsync(dst, x.data, size_t(x.rows * x.cols) * sizeof(float), cudaMemcpyDeviceToHost,
+                                 stream_.get()),
+                 "cudaMemcpyAsync (to host)");
+    });
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
+    if (profiler_) profiler_->end_forward();
   }
 
   const CudaGraphStats& graph_stats() const { return steps_.stats(); }
+  OpProfiler* profiler() const { return profiler_.get(); }
 
  private:
   // Runs `launch` now, or records it into the current one-token step.
@@ -294,6 +323,8 @@ class CudaBackend final : public Backend {
 
   void flush() { steps_.flush(); }
 
+  LinearRun linear_run() { return {ctx_, scratch_, options_.trellis, profiler_.get()}; }
+
   // Changes whenever scratch that a captured graph uses moves.
   uint64_t epoch() {
     uint64_t h = scratch_.epoch();
@@ -304,9 +335,11 @@ class CudaBackend final : public Backend {
   }
 
   Stream stream_;  // first: destroyed after everything that uses it
+  CudaBackendOptions options_;
   trellis::cuda::Context ctx_;
   Scratch scratch_;
   StepGraphs steps_;
+  std::unique_ptr<OpProfiler> profiler_;
   DeviceBuffer workspace_;
   std::string gpu_;
 };
@@ -326,6 +359,16 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
 std::optional<CudaGraphStats> cuda_graph_stats(const Backend& backend) {
   if (const auto* b = dynamic_cast<const CudaBackend*>(&backend)) return b->graph_stats();
   return std::nullopt;
+}
+
+std::optional<CudaProfileReport> cuda_profile(const Backend& backend) {
+  const auto* b = dynamic_cast<const CudaBackend*>(&backend);
+  if (!b || !b->profiler()) return std::nullopt;
+  return b->profiler()->report();
+}
+
+void reset_cuda_profile(Backend& backend) {
+  if (const auto* b = dynamic_cast<const CudaBackend*>(&backend); b && b->profiler()) b->profiler()->reset();
 }
 
 }  // namespace trellis::model

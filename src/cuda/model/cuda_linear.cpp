@@ -55,9 +55,49 @@ bool same_signs(const LinearSource& a, const LinearSource& b) {
   return sa.size() == sb.size() && std::equal(sa.begin(), sa.end(), sb.begin());
 }
 
+// q, k, v, o, gate_up, down, lm_head from a module name (the tied LM head is
+// model.embed_tokens); else the name's last component.
+std::string role_of(const std::string& name) {
+  const std::string last = name.substr(name.rfind('.') + 1);
+  if (last == "q_proj" || last == "k_proj" || last == "v_proj" || last == "o_proj") return last.substr(0, 1);
+  if (last == "gate_proj" || last == "up_proj") return "gate_up";
+  if (last == "down_proj") return "down";
+  if (last == "lm_head" || last == "embed_tokens") return "lm_head";
+  return last;
+}
+
+[[noreturn]] void cannot_serve(const std::string& layer, tc::Form form, Numerics mode, int64_t M,
+                               const TrellisGeometry& g, const char* why = "") {
+  throw Error("cuda backend: layer '" + layer + "': pinned numerics " + to_string(mode) + " (form " +
+              tc::to_string(form) + ") cannot serve M=" + std::to_string(M) + " with axis=" + std::to_string(g.axis) +
+              " k=" + std::to_string(g.k) + " L=" + std::to_string(g.L) + " T=" + std::to_string(g.T) +
+              " rows=" + std::to_string(g.rows) + " cols=" + std::to_string(g.cols) + why);
+}
+
+// The form and numerics of one trellis linear (cuda_linear.hpp).
+std::pair<tc::Form, Numerics> linear_form(const std::string& layer, const TrellisGeometry& g, int64_t M,
+                                          const CudaTrellisOptions& o) {
+  if (!o.numerics) {
+    const tc::Form f = tc::default_form(g, int(M));
+    return {f, tc::default_numerics(f)};
+  }
+  const Numerics mode = *o.numerics;
+  const tc::Form f = mode == Numerics::rounded ? tc::Form::expand_cublas
+                     : mode == Numerics::factored ? tc::Form::mma
+                     : g.axis == 1                ? tc::Form::reduce
+                                                  : tc::Form::scatter;
+  if (!tc::form_supports(f, g, int(M), mode)) cannot_serve(layer, f, mode, M, g);
+  return {f, mode};
+}
+
+std::string kernel_part(tc::Form f, Numerics mode) {
+  return std::string("trellis ") + tc::to_string(f) + "/" + to_string(mode);
+}
+
 }  // namespace
 
-CudaLinear::CudaLinear(const LinearSource& src) : LinearWeight(src.in_features(), src.out_features()) {
+CudaLinear::CudaLinear(const LinearSource& src)
+    : LinearWeight(src.in_features(), src.out_features()), name_(src.name), role_(role_of(src.name)) {
   if (src.trellis) {
     const format::TrellisTensor& t = *src.trellis;
     const TrellisTensorView host = t.view();
@@ -83,34 +123,41 @@ CudaLinear::CudaLinear(const LinearSource& src) : LinearWeight(src.in_features()
   }
 }
 
-void CudaLinear::kernel_input(cudaStream_t stream, const float* x, int64_t M, uint16_t* xb) const {
+void CudaLinear::kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const {
   const TrellisGeometry& g = view_->geom;
+  const cudaStream_t stream = run.ctx.stream();
   if (g.axis == 1 && signs())
-    launch_rotate_to_bf16(x, signs(), M, in_features, g.T, xb, stream);
+    timed(run.profiler, role_, "hadamard+to_bf16",
+          [&] { launch_rotate_to_bf16(x, signs(), M, in_features, g.T, xb, stream); });
   else
-    launch_f32_to_bf16(x, xb, M * in_features, stream);
+    timed(run.profiler, role_, "to_bf16", [&] { launch_f32_to_bf16(x, xb, M * in_features, stream); });
 }
 
-void CudaLinear::apply(tc::Context& ctx, Scratch& scratch, const float* x, int64_t M, float* out) const {
+void CudaLinear::apply(const LinearRun& run, const float* x, int64_t M, float* out) const {
+  tc::Context& ctx = run.ctx;
   const cudaStream_t stream = ctx.stream();
   if (!view_) {
-    uint16_t* x2 = scratch.get<uint16_t>(Slot::x_bf16, size_t(2 * M * in_features));
-    float* y2 = scratch.get<float>(Slot::y_f32, size_t(2 * M * out_features));
-    launch_split_bf16(x, M * in_features, x2, x2 + M * in_features, stream);
-    gemm_bf16_f32(ctx, dense_.get<uint16_t>(), x2, 2 * M, out_features, in_features, y2);
-    launch_add_halves(y2, y2 + M * out_features, M * out_features, out, stream);
+    uint16_t* x2 = run.scratch.get<uint16_t>(Slot::x_bf16, size_t(2 * M * in_features));
+    float* y2 = run.scratch.get<float>(Slot::y_f32, size_t(2 * M * out_features));
+    timed(run.profiler, role_, "split_bf16",
+          [&] { launch_split_bf16(x, M * in_features, x2, x2 + M * in_features, stream); });
+    timed(run.profiler, role_, "cublas bf16 (hi+lo rows)",
+          [&] { gemm_bf16_f32(ctx, dense_.get<uint16_t>(), x2, 2 * M, out_features, in_features, y2); });
+    timed(run.profiler, role_, "add_halves",
+          [&] { launch_add_halves(y2, y2 + M * out_features, M * out_features, out, stream); });
     return;
   }
   const TrellisGeometry& g = view_->geom;
-  uint16_t* xb = scratch.get<uint16_t>(Slot::x_bf16, size_t(M * in_features));
-  uint16_t* yb = scratch.get<uint16_t>(Slot::y_bf16, size_t(M * out_features));
-  kernel_input(stream, x, M, xb);
-  const tc::Form form = tc::default_form(g, int(M));
-  tc::linear(ctx, *view_, xb, int(M), yb, form, tc::default_numerics(form));
+  const auto [form, mode] = linear_form(name_, g, M, run.trellis);
+  uint16_t* xb = run.scratch.get<uint16_t>(Slot::x_bf16, size_t(M * in_features));
+  uint16_t* yb = run.scratch.get<uint16_t>(Slot::y_bf16, size_t(M * out_features));
+  kernel_input(run, x, M, xb);
+  timed(run.profiler, role_, kernel_part(form, mode), [&] { tc::linear(ctx, *view_, xb, int(M), yb, form, mode); });
   if (g.axis == 0 && signs())
-    launch_unrotate_to_f32(yb, signs(), M, out_features, g.T, out, stream);
+    timed(run.profiler, role_, "hadamard+to_f32",
+          [&] { launch_unrotate_to_f32(yb, signs(), M, out_features, g.T, out, stream); });
   else
-    launch_bf16_to_f32(yb, out, M * out_features, stream);
+    timed(run.profiler, role_, "to_f32", [&] { launch_bf16_to_f32(yb, out, M * out_features, stream); });
 }
 
 CudaGateUp::CudaGateUp(const LinearSource& gate, const LinearSource& up)
@@ -125,24 +172,36 @@ CudaGateUp::CudaGateUp(const LinearSource& gate, const LinearSource& up)
   }
 }
 
-void CudaGateUp::apply(tc::Context& ctx, Scratch& scratch, const float* x, int64_t M, float* out) const {
-  const cudaStream_t stream = ctx.stream();
+void CudaGateUp::apply(const LinearRun& run, const float* x, int64_t M, float* out) const {
+  const cudaStream_t stream = run.ctx.stream();
   if (!fused_) {
-    float* g = scratch.get<float>(Slot::gate_f32, size_t(M * out_features));
-    float* u = scratch.get<float>(Slot::up_f32, size_t(M * out_features));
-    gate_.apply(ctx, scratch, x, M, g);
-    up_.apply(ctx, scratch, x, M, u);
-    launch_swiglu_f32(g, u, M * out_features, out, stream);
+    float* g = run.scratch.get<float>(Slot::gate_f32, size_t(M * out_features));
+    float* u = run.scratch.get<float>(Slot::up_f32, size_t(M * out_features));
+    gate_.apply(run, x, M, g);
+    up_.apply(run, x, M, u);
+    timed(run.profiler, gate_.role(), "swiglu_f32", [&] { launch_swiglu_f32(g, u, M * out_features, out, stream); });
     return;
   }
-  uint16_t* xb = scratch.get<uint16_t>(Slot::x_bf16, size_t(M * in_features));
-  uint16_t* yb = scratch.get<uint16_t>(Slot::y_bf16, size_t(M * out_features));
-  gate_.kernel_input(stream, x, M, xb);
-  tc::Form form = tc::default_form(gate_.view().geom, int(M));
-  if (!tc::form_supports(form, up_.view().geom, int(M), tc::default_numerics(form))) form = tc::Form::expand_cublas;
-  const SwigluTail tail = form == tc::Form::mma ? SwigluTail::fused : SwigluTail::split;
-  tc::gate_up_swiglu(ctx, gate_.view(), up_.view(), xb, int(M), yb, form, tc::default_numerics(form), tail);
-  launch_bf16_to_f32(yb, out, M * out_features, stream);
+  const TrellisGeometry &gg = gate_.view().geom, &ug = up_.view().geom;
+  const CudaTrellisOptions& o = run.trellis;
+  tc::Form form = tc::default_gate_up_form(gg, ug, int(M));
+  if (o.numerics)
+    form = *o.numerics == Numerics::rounded   ? tc::Form::expand_cublas
+           : *o.numerics == Numerics::factored ? tc::Form::mma
+                                               : tc::Form::gate_up;
+  const Numerics mode = o.numerics.value_or(tc::default_numerics(form));
+  const SwigluTail tail = o.tail.value_or(form == tc::Form::mma ? SwigluTail::fused : SwigluTail::split);
+  if (o.numerics && !(tc::form_supports(form, gg, int(M), mode) && tc::form_supports(form, ug, int(M), mode)))
+    cannot_serve(gate_.name(), form, mode, M, gg, " (the fused gate/up call)");
+  if (form == tc::Form::expand_cublas && tail == SwigluTail::fused)
+    cannot_serve(gate_.name(), form, mode, M, gg, ": expand + cuBLAS has only the split tail");
+  uint16_t* xb = run.scratch.get<uint16_t>(Slot::x_bf16, size_t(M * in_features));
+  uint16_t* yb = run.scratch.get<uint16_t>(Slot::y_bf16, size_t(M * out_features));
+  gate_.kernel_input(run, x, M, xb);
+  timed(run.profiler, gate_.role(), kernel_part(form, mode) + "/" + to_string(tail), [&] {
+    tc::gate_up_swiglu(run.ctx, gate_.view(), up_.view(), xb, int(M), yb, form, mode, tail);
+  });
+  timed(run.profiler, gate_.role(), "to_f32", [&] { launch_bf16_to_f32(yb, out, M * out_features, stream); });
 }
 
 }  // namespace trellis::model::cuda

@@ -45,6 +45,9 @@ void launch_rope(float* x, int64_t rows, int64_t cols, const float* inv_freq, in
 void launch_add(float* x, const float* y, int64_t n, cudaStream_t stream);
 void launch_swiglu_f32(const float* gate, const float* up, int64_t n, float* out, cudaStream_t stream);
 
+// hold.cu: one thread that waits ns nanoseconds (the profiler's hold)
+void launch_hold(uint64_t ns, cudaStream_t stream);
+
 // attention.cu
 struct AttentionArgs {
   const float* q = nullptr;  // [M, heads·d]
@@ -55,11 +58,11 @@ struct AttentionArgs {
   float* out = nullptr;      // [M, heads·d]
   float* partials = nullptr; // splits > 1: [M][heads][splits][d + 2]
   int M = 0, heads = 0, kv_heads = 0, d = 0, capacity = 0;
-  int chunk = 0;             // positions per split
-  int splits = 1;
+  int splits = 1;            // blocks per (head, row group); split s takes key tiles s, s + splits, ...
   Pos pos;
 };
-constexpr int kAttentionChunk = 256;
+constexpr int kAttentionTile = 32;        // keys per shared-memory tile
+constexpr int kAttentionBlocksPerSm = 4;  // the decode split count's target
 bool attention_supports_head_dim(int d);
 void launch_attention(const AttentionArgs& a, cudaStream_t stream);
 

@@ -1,0 +1,60 @@
+// The CUDA backend's op profiler (CudaBackendOptions.profile) on the shipped
+// 3-bit model: a prompt and a few decode steps give both phases, every op
+// kind of the forward (embed, rmsnorm, qk_norm, rope, attention, q, k, v, o,
+// gate_up, down, lm_head, add, to_host) with positive GPU time, forwards
+// held by the device-side hold, valid JSON; and profiling changes no logit
+// (its eager steps run the kernels the graphs replay).
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "model_cuda_fixture.hpp"
+
+namespace trellis {
+namespace {
+
+constexpr int64_t kPrefill = 16, kSteps = 8;
+
+std::vector<float> run(const model::Model& m) {
+  const auto ref = test::reference_logits();
+  const std::span<const int32_t> tokens(ref.tokens.data(), size_t(kPrefill + kSteps));
+  return test::incremental_logits(m, tokens, kPrefill);
+}
+
+TEST(CudaProfile, TimesEveryOpOfBothPhasesAndChangesNoLogit) {
+  TRELLIS_REQUIRE_GPU();
+  const model::Model plain(test::k3BitDir, model::make_cuda_backend());
+  const model::Model profiled(test::k3BitDir, model::make_cuda_backend({.profile = true}));
+  const auto want = run(plain);
+  const auto got = run(profiled);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "profiling changed the logits";
+
+  const auto report = model::cuda_profile(profiled.backend());
+  ASSERT_TRUE(report);
+  std::printf("%s", report->table.c_str());
+  const auto doc = nlohmann::json::parse(report->json);
+  const auto& decode = doc["phases"]["decode"];
+  const auto& prefill = doc["phases"]["prefill"];
+  EXPECT_EQ(prefill["forwards"], 1);
+  EXPECT_EQ(prefill["tokens"], kPrefill);
+  EXPECT_EQ(decode["forwards"], kSteps);
+  EXPECT_GE(decode["held_forwards"].get<int>(), kSteps - 1) << "the hold did not cover the host's queueing";
+  std::set<std::string> ops;
+  for (const auto& row : decode["by_op"]) {
+    ops.insert(row["op"].get<std::string>());
+    EXPECT_GT(row["gpu_us_per_forward"].get<double>(), 0) << row["op"];
+  }
+  for (const char* op : {"embed", "rmsnorm", "qk_norm", "rope", "attention", "q", "k", "v", "o", "gate_up", "down",
+                         "lm_head", "add", "to_host"})
+    EXPECT_TRUE(ops.count(op)) << "no decode time for " << op;
+  EXPECT_EQ(model::cuda_graph_stats(profiled.backend())->replays, 0);
+
+  model::reset_cuda_profile(profiled.backend());
+  const auto empty = nlohmann::json::parse(model::cuda_profile(profiled.backend())->json);
+  EXPECT_TRUE(empty["phases"].empty());
+  EXPECT_FALSE(model::cuda_profile(plain.backend()));
+}
+
+}  // namespace
+}  // namespace trellis

@@ -75,6 +75,21 @@ def runtime_section(doc):
     return out
 
 
+def profile_section(doc):
+    out = ["### Where a forward's GPU time goes (`TRELLIS_PROFILE`)", "",
+           f"`bench/results/h200_runtime_profile.json`: the same run under the op profiler. {doc['method']}.", ""]
+    for name, p in doc["phases"].items():
+        out.append(f"{name}: {p['forwards']} forwards, GPU {p['gpu_us_per_forward']:.0f} µs per forward "
+                   f"({p['gpu_us_per_token']:.1f} µs per token), host queueing {p['host_queue_us_per_forward']:.0f} µs, "
+                   f"host between forwards {p['host_between_us_per_forward']:.0f} µs; "
+                   f"held {p['held_forwards']}/{p['forwards']}.")
+        out += ["", "| op | GPU µs per forward | share |", "|---|---|---|"]
+        for r in p["by_op"]:
+            out.append(f"| {r['op']} | {r['gpu_us_per_forward']:.1f} | {100 * r['share']:.1f} % |")
+        out.append("")
+    return out
+
+
 def viterbi_section(doc):
     out = ["## Viterbi encoder (CPU)", "",
            f"`bench/results/viterbi_mse_cpu.json`: {doc['data']}, T = {doc['T']}, {doc['threads']} threads on "
@@ -160,6 +175,9 @@ def main():
     rt = load("h200_runtime.json")
     if rt:
         lines += runtime_section(rt)
+    rp = load("h200_runtime_profile.json")
+    if rp:
+        lines += profile_section(rp)
     print("\n".join(lines))
 
 

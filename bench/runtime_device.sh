@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# One GPU call for the CUDA model runtime (issue 5): build the whole tree in
-# build/device-model (PCRE2, ICU and pkgconf from .carry/model-sysroot.tar.xz
-# when the machine lacks them), run the CUDA model tests (one merged gtest
-# JSON), write `trellis synth --like qwen3-14b --bits 3` to /tmp/q14 and
-# measure `trellis run --device cuda` on a 512-token prompt with 256 tokens
-# generated (greedy), CUDA graphs on and off. Results: $OUT/h200_runtime.json,
-# $OUT/h200_model_tests.json, $OUT/runtime_log.txt.
-#   bench/runtime_device.sh [tests|bench|all]...   (default: all)
+# One GPU call for the CUDA model runtime (issues 5 and 6): build the whole
+# tree in build/device-model (PCRE2, ICU and pkgconf from
+# .carry/model-sysroot.tar.xz when the machine lacks them), then
+#   tests    the CUDA model tests, the KL gates and the profiler test (one
+#            merged gtest JSON; the KL gates' own JSON too)
+#   eval     trellis eval --ppl on the bf16 fixture's first validation
+#            window (1025 tokens), CPU and CUDA, against transformers' 114.62
+#   bench    trellis synth --like qwen3-14b --bits 3 to /tmp/q14, trellis run
+#            --device cuda on a 512-token prompt with 256 tokens generated
+#            (greedy), CUDA graphs on and off; then the same run under
+#            TRELLIS_PROFILE (every op timed on the GPU)
+# Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
+# in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
+# h200_eval_ppl.json, runtime_log.txt.
+#   bench/runtime_device.sh [tests|eval|bench|all]...   (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
@@ -30,35 +37,61 @@ fi
 B=build/device-model
 t0=$(date +%s)
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
-cmake --build $B -j 16 --target trellis model_cuda_parity_test model_cuda_trellis_test model_cuda_ops_test -- -k 0 \
+tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_cuda_kl_test model_cuda_profile_test)
+cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30
 [[ -x $B/trellis ]] || exit 1
 echo "build done ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
 
-if has bench; then  # synthesis runs on the CPUs while the tests use the GPU
+synth_pid=
+if has bench && [[ ! -f /tmp/q14/config.json ]]; then  # synthesis runs on the CPUs while the tests use the GPU
   rm -rf /tmp/q14
   ( $B/trellis synth --like qwen3-14b --bits 3 --out /tmp/q14 >>"$OUT/synth.txt" 2>&1; echo "synth exit $?" >>"$OUT/synth.txt" ) &
   synth_pid=$!
 fi
 if has tests; then
-  for t in model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test; do
+  for t in "${tests[@]}"; do
     [[ -x $B/tests/cuda/$t ]] || continue
-    timeout 90 $B/tests/cuda/$t --gtest_output=json:/tmp/$t.json 2>&1 | grep -vE "^\[ *(RUN|OK) *\]" | tee -a "$LOG" | tail -25
+    timeout 120 $B/tests/cuda/$t --gtest_output=json:/tmp/$t.json 2>&1 | grep -vE "^\[ *(RUN|OK) *\]" | tee -a "$LOG" | tail -25
   done
-  python3 - "$OUT/h200_model_tests.json" /tmp/model_cuda_{ops,parity,trellis}_test.json <<'PY'
-import json, sys
-out, parts = sys.argv[1], sys.argv[2:]
-import os
+  [[ -f /tmp/model_cuda_kl_test.json ]] && cp /tmp/model_cuda_kl_test.json "$OUT/h200_kl_gates.json"
+  python3 - "$OUT/h200_model_tests.json" "${tests[@]/#//tmp/}" <<'PY'
+import json, os, sys
+out, parts = sys.argv[1], [p + ".json" for p in sys.argv[2:]]
 docs = [json.load(open(p)) for p in parts if os.path.exists(p)]
 merged = {k: sum(d.get(k, 0) for d in docs) for k in ("tests", "failures", "disabled", "errors")}
 merged["testsuites"] = [s for d in docs for s in d["testsuites"]]
-merged["binaries"] = [p.split("/")[-1][:-5] for p in parts]
+merged["binaries"] = [p.split("/")[-1][:-5] for p in parts if os.path.exists(p)]
+merged["missing"] = [p.split("/")[-1][:-5] for p in parts if not os.path.exists(p)]
 json.dump(merged, open(out, "w"), indent=1)
-print("model tests:", merged["tests"], "tests,", merged["failures"], "failures")
+print("model tests:", merged["tests"], "tests,", merged["failures"], "failures; missing:", merged["missing"])
+PY
+fi
+if has eval; then  # issue 6: the first validation window's PPL within 1% of transformers' 114.62
+  for dev in cpu cuda; do
+    timeout 120 $B/trellis eval -m models/shakespeare-qwen3-15m --ppl data/tinyshakespeare.txt -c 1025 \
+      --max-windows 1 --device $dev --json >/tmp/eval_$dev.json 2>/tmp/eval_$dev.txt
+    echo "eval $dev exit $?: $(grep Final /tmp/eval_$dev.txt)" | tee -a "$LOG"
+  done
+  python3 - "$OUT/h200_eval_ppl.json" <<'PY'
+import json, sys
+ref = json.load(open("models/shakespeare-qwen3-15m/reference.json"))["val_ppl_first_1024"]
+doc = {"bench": "eval_ppl", "reference_ppl": ref, "bound": "within 1% of the reference (issue 6)",
+       "command": "trellis eval -m models/shakespeare-qwen3-15m --ppl data/tinyshakespeare.txt -c 1025 "
+                  "--max-windows 1 --device DEV --json"}
+for dev in ("cpu", "cuda"):
+    try:
+        r = json.load(open(f"/tmp/eval_{dev}.json"))
+        r["within_1pct"] = abs(r["ppl"] - ref) <= 0.01 * ref
+    except Exception as e:
+        r = {"error": f"{type(e).__name__}: {e}; stderr: " + open(f"/tmp/eval_{dev}.txt").read()[-2000:]}
+    doc[dev] = r
+json.dump(doc, open(sys.argv[1], "w"), indent=1)
+print(json.dumps({d: doc[d].get("ppl", doc[d].get("error")) for d in ("cpu", "cuda")}))
 PY
 fi
 if has bench; then
-  wait "$synth_pid"; cat "$OUT/synth.txt" | tail -3 | tee -a "$LOG"
+  [[ -n $synth_pid ]] && { wait "$synth_pid"; tail -3 "$OUT/synth.txt" | tee -a "$LOG"; }
   python3 - <<'PY' >/tmp/prompt512.txt
 from tokenizers import Tokenizer
 t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
@@ -93,4 +126,9 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(doc, indent=1))
 PY
+  # Where a decode step's and the prompt's GPU time goes: every op timed by CUDA events (after a warm-up).
+  TRELLIS_PROFILE="$OUT/h200_runtime_profile.json" timeout 180 $B/trellis run -m /tmp/q14 --device cuda \
+    -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 >/dev/null 2>"$OUT/runtime_profile.txt"
+  echo "profile exit $?" | tee -a "$LOG"
+  grep -A40 "^decode:" "$OUT/runtime_profile.txt" | head -45
 fi

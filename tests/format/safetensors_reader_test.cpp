@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <stdexcept>
 
 #include "test_files.hpp"
 #include "trellis/format/safetensors.hpp"
@@ -178,6 +179,28 @@ TEST(SafetensorsReader, TypedViewsCheckSizeAndAlignment) {
   expect_error([&] { c.tensors[0].values<uint32_t>(); }, {"tensor 'a'", "1-byte elements"});
   expect_error([&] { c.tensors[1].values<uint32_t>(); }, {"tensor 'b'", "aligned"});
   EXPECT_EQ(c.tensors[0].values<uint8_t>().size(), 1u);
+}
+
+TEST(SafetensorsReader, WidensFloatTensorsToF32) {
+  // bf16 1.5 = 0x3FC0, fp16 -2 = 0xC000, fp32 0.25 = 0x3E800000 (little-endian bytes).
+  const std::string data = std::string("\xC0\x3F", 2) + std::string("\x00\xC0", 2) +
+                           std::string("\x00\x00\x80\x3E", 4) + std::string("\x07", 1);
+  const std::string image =
+      safetensors_image(R"({"b":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]},)"
+                        R"("h":{"dtype":"F16","shape":[1],"data_offsets":[2,4]},)"
+                        R"("f":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                        R"("u":{"dtype":"U8","shape":[1],"data_offsets":[8,9]}})",
+                        data);
+  const auto c = parse_safetensors(bytes_of(image), "t.safetensors");
+  const auto tensor = [&](const std::string& name) -> const TensorInfo& {
+    for (const auto& t : c.tensors)
+      if (t.name == name) return t;
+    throw std::runtime_error("no tensor " + name);
+  };
+  EXPECT_EQ(tensor("b").to_f32("a test"), std::vector<float>{1.5f});
+  EXPECT_EQ(tensor("h").to_f32("a test"), std::vector<float>{-2.0f});
+  EXPECT_EQ(tensor("f").to_f32("a test"), std::vector<float>{0.25f});
+  expect_error([&] { tensor("u").to_f32("a norm weight"); }, {"t.safetensors", "tensor 'u'", "a norm weight"});
 }
 
 TEST(SafetensorsFile, MapsAFileAndFindsTensors) {

@@ -23,6 +23,13 @@ struct TensorInfo {
   // Product of the shape (1 for a scalar).
   int64_t numel() const;
 
+  // A trellis::Error naming the tensor and `what` it is loaded as unless the
+  // dtype is bf16, fp16 or fp32.
+  void require_float(const char* what) const;
+
+  // Every element widened to fp32 (require_float first).
+  std::vector<float> to_f32(const char* what) const;
+
   // The data as elements of T. Throws trellis::Error naming the tensor when
   // sizeof(T) is not the dtype's size or the data is not aligned for T.
   template <class T>

@@ -130,6 +130,12 @@ class KvCache {
   const int64_t capacity;
 };
 
+// The argument rules of Backend::attention (shapes agree with the cache, the
+// rows fit in it); a trellis::Error "<backend> backend: attention: …"
+// otherwise. Returns the number of query heads.
+int64_t attention_heads(const Act& q, const Act& k, const Act& v, const KvCache& cache, int64_t layer, int64_t pos0,
+                        const Act& out, const char* backend);
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -41,28 +41,6 @@ void require(bool ok, const char* op, const std::string& rule) {
   if (!ok) throw Error(std::string("cuda backend: ") + op + ": " + rule);
 }
 
-void require_float_dtype(const format::TensorInfo& t, const char* what) {
-  using format::DType;
-  if (t.dtype != DType::BF16 && t.dtype != DType::F16 && t.dtype != DType::F32)
-    throw Error(t.source + ": tensor '" + t.name + "': dtype " + std::string(format::dtype_display_name(t.dtype)) +
-                " is not supported for " + what + " (bf16, fp16 or fp32)");
-}
-
-std::vector<float> to_f32(const format::TensorInfo& t) {
-  std::vector<float> out(size_t(t.numel()));
-  const std::byte* p = t.data.data();
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (t.dtype == format::DType::F32) {
-      std::memcpy(&out[i], p + 4 * i, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      out[i] = t.dtype == format::DType::F16 ? fp16_to_float(h) : bf16_to_float(h);
-    }
-  }
-  return out;
-}
-
 class CudaVector final : public VectorWeight {
  public:
   explicit CudaVector(std::span<const float> v)
@@ -75,7 +53,7 @@ class CudaEmbedding final : public EmbeddingWeight {
  public:
   explicit CudaEmbedding(const format::TensorInfo& t)
       : EmbeddingWeight(t.shape.size() == 2 ? t.shape[0] : 0, t.shape.size() == 2 ? t.shape[1] : 0) {
-    require_float_dtype(t, "an embedding");
+    t.require_float("an embedding");
     if (t.shape.size() != 2)
       throw Error(t.source + ": tensor '" + t.name + "': an embedding must be 2-D, got " +
                   format::shape_string(t.shape));
@@ -149,8 +127,7 @@ class CudaBackend final : public Backend {
   }
   std::unique_ptr<VectorWeight> load_vector(const format::TensorInfo& w) override {
     flush();
-    require_float_dtype(w, "a norm weight");
-    const std::vector<float> v = to_f32(w);
+    const std::vector<float> v = w.to_f32("a norm weight");
     return std::make_unique<CudaVector>(v);
   }
   std::unique_ptr<VectorWeight> load_vector(std::span<const float> values) override {
@@ -228,14 +205,7 @@ class CudaBackend final : public Backend {
 
   void attention(const Act& q, const Act& k, const Act& v, KvCache& cache, int64_t layer, int64_t pos0,
                  const Act& out) override {
-    const int64_t kv_cols = cache.kv_heads * cache.head_dim;
-    const int64_t heads = q.cols / cache.head_dim;
-    require(k.cols == kv_cols && v.cols == kv_cols && q.cols % cache.head_dim == 0 && heads % cache.kv_heads == 0 &&
-                k.rows == q.rows && v.rows == q.rows && out.rows == q.rows && out.cols == q.cols,
-            "attention", "shapes");
-    require(layer >= 0 && layer < cache.layers && pos0 >= 0 && pos0 + q.rows <= cache.capacity, "attention",
-            "positions " + std::to_string(pos0) + ".." + std::to_string(pos0 + q.rows) + " exceed the cache (" +
-                std::to_string(cache.capacity) + ")");
+    const int64_t heads = attention_heads(q, k, v, cache, layer, pos0, out, "cuda");
     const auto& c = static_cast<const CudaKvCache&>(cache);
     AttentionArgs a;
     a.q = f32(q);

@@ -35,17 +35,10 @@ float element(const format::TensorInfo& t, int64_t i) {
   return t.dtype == format::DType::F16 ? fp16_to_float(h) : bf16_to_float(h);
 }
 
-void require_float_dtype(const format::TensorInfo& t, const char* what) {
-  using format::DType;
-  if (t.dtype != DType::BF16 && t.dtype != DType::F16 && t.dtype != DType::F32)
-    throw Error(t.source + ": tensor '" + t.name + "': dtype " + std::string(format::dtype_display_name(t.dtype)) +
-                " is not supported for " + what + " (bf16, fp16 or fp32)");
-}
-
 class CpuVector final : public VectorWeight {
  public:
   explicit CpuVector(const format::TensorInfo& t) : VectorWeight(t.numel()), values(size_t(t.numel())) {
-    require_float_dtype(t, "a norm weight");
+    t.require_float("a norm weight");
     for (int64_t i = 0; i < size; ++i) values[size_t(i)] = element(t, i);
   }
   explicit CpuVector(std::span<const float> v) : VectorWeight(int64_t(v.size())), values(v.begin(), v.end()) {}
@@ -57,7 +50,7 @@ class CpuEmbedding final : public EmbeddingWeight {
  public:
   explicit CpuEmbedding(const format::TensorInfo& t)
       : EmbeddingWeight(t.shape.size() == 2 ? t.shape[0] : 0, t.shape.size() == 2 ? t.shape[1] : 0), table(&t) {
-    require_float_dtype(t, "an embedding");
+    t.require_float("an embedding");
     if (t.shape.size() != 2)
       throw Error(t.source + ": tensor '" + t.name + "': an embedding must be 2-D, got " +
                   format::shape_string(t.shape));
@@ -124,14 +117,7 @@ class CpuBackend final : public Backend {
 
   void attention(const Act& q, const Act& k, const Act& v, KvCache& cache, int64_t layer, int64_t pos0,
                  const Act& out) override {
-    const int64_t kv_cols = cache.kv_heads * cache.head_dim;
-    const int64_t heads = q.cols / cache.head_dim;
-    require(k.cols == kv_cols && v.cols == kv_cols && q.cols % cache.head_dim == 0 && heads % cache.kv_heads == 0 &&
-                k.rows == q.rows && v.rows == q.rows && out.rows == q.rows && out.cols == q.cols,
-            "attention", "shapes");
-    require(layer >= 0 && layer < cache.layers && pos0 >= 0 && pos0 + q.rows <= cache.capacity, "attention",
-            "positions " + std::to_string(pos0) + ".." + std::to_string(pos0 + q.rows) + " exceed the cache (" +
-                std::to_string(cache.capacity) + ")");
+    const int64_t heads = attention_heads(q, k, v, cache, layer, pos0, out, "cpu");
     cpu::attention(pool_, f32(q), f32(k), f32(v), q.rows, heads, static_cast<CpuKvCache&>(cache), layer, pos0,
                    f32(out));
   }

@@ -2,7 +2,6 @@
 #include "cpu_linear.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "dense_matmul.hpp"
@@ -15,21 +14,6 @@ namespace trellis::model::cpu {
 namespace {
 
 bool aligned(const std::byte* p, std::size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
-std::vector<float> to_f32(const format::TensorInfo& t) {
-  std::vector<float> out(size_t(t.numel()));
-  const std::byte* p = t.data.data();
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (t.dtype == format::DType::F32) {
-      std::memcpy(&out[i], p + 4 * i, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      out[i] = t.dtype == format::DType::F16 ? fp16_to_float(h) : bf16_to_float(h);
-    }
-  }
-  return out;
-}
 
 std::vector<uint16_t> to_bf16(const float* x, size_t n) {
   std::vector<uint16_t> out(n);
@@ -54,11 +38,8 @@ CpuLinear::CpuLinear(const LinearSource& src) : LinearWeight(src.in_features(), 
     bf16_ = reinterpret_cast<const uint16_t*>(t.data.data());
   else if (t.dtype == DType::F32 && aligned(t.data.data(), 4))
     f32_ = reinterpret_cast<const float*>(t.data.data());
-  else if (t.dtype == DType::BF16 || t.dtype == DType::F16 || t.dtype == DType::F32)
-    f32_ = (owned_f32_ = to_f32(t)).data();
   else
-    throw Error(t.source + ": tensor '" + t.name + "': dtype " + std::string(format::dtype_display_name(t.dtype)) +
-                " is not supported for a linear layer (bf16, fp16, fp32 or trellis)");
+    f32_ = (owned_f32_ = t.to_f32("a linear layer (or a trellis tensor)")).data();
 }
 
 void CpuLinear::apply(ThreadPool& pool, const float* x, int64_t M, float* y) const {

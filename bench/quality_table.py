@@ -18,6 +18,29 @@ AFFINE = [("bf16", 16, 173.05, 0.0, 1.0), ("affine 8-bit g64", 8.5, 173.02, 0.00
 TARGET_KLD = {4: 0.02, 3: 0.06, 2: 0.25}
 
 
+def kld(r):
+    kl = r["eval"]["kl"]
+    return f"{kl['mean_kld']:.4f} ± {kl['kld_err']:.4f}"
+
+
+def diff(a, b):
+    ka, kb = a["eval"]["kl"], b["eval"]["kl"]
+    d, se = kb["mean_kld"] - ka["mean_kld"], (ka["kld_err"] ** 2 + kb["kld_err"] ** 2) ** 0.5
+    return f"Δ {d:+.4f} ± {se:.4f}, {(kb['mean_kld'] / ka['mean_kld'] - 1) * 100:+.1f}%"
+
+
+def verdict(a, b, lower, higher):
+    ka, kb = a["eval"]["kl"], b["eval"]["kl"]
+    d, se = kb["mean_kld"] - ka["mean_kld"], (ka["kld_err"] ** 2 + kb["kld_err"] ** 2) ** 0.5
+    return "within noise" if abs(d) < 2 * se else (lower if d < 0 else higher)
+
+
+def dppl(a, b):
+    ka, kb = a["eval"]["kl"], b["eval"]["kl"]
+    d, se = kb["delta_ppl"] - ka["delta_ppl"], (ka["delta_ppl_err"] ** 2 + kb["delta_ppl_err"] ** 2) ** 0.5
+    return f"Δ {d:+.2f} ± {se:.2f}"
+
+
 def main():
     doc = json.load(open(RESULT))
     bf16 = doc["bf16"]
@@ -30,36 +53,80 @@ def main():
            f"scored with `trellis eval` on {doc['text']}: {bf16['tokens']} tokens in {bf16['windows']} non-overlapping "
            f"windows of {bf16['context']} tokens, all {bf16['context'] - 1} predictions of each "
            f"({bf16['predictions']} predictions); KLD is KL(bf16 ‖ quantized) per prediction, in nats, against the "
-           f"bf16 model's cached fp32 log-probs. CPU backend (fp32 activations), commit {doc['commit']}. "
-           "Uncertainties are one standard error (llama-perplexity's conventions).", "",
-           "| weights | L | rotate | bits/weight | PPL | ΔPPL vs bf16 | mean KLD | KLD p99 | same top-1 | KLD target | met |",
-           "|---|---|---|---|---|---|---|---|---|---|---|",
-           f"| bf16 | – | – | 16 | {bf16['ppl']:.2f} ± {bf16['ppl_err']:.2f} | 0 | 0 | 0 | 1 | – | – |"]
+           f"bf16 model's cached fp32 log-probs. CPU backend (fp32 activations); checkout {doc['commit']} at the last merge, "
+           "each run's own under Provenance. "
+           "Uncertainties are one standard error (llama-perplexity's conventions). "
+           "`quantize s` is the quantizer's wall time (see the notes for the load it ran under).", "",
+           "| weights | L | rotate | bits/weight | rel. error | PPL | ΔPPL vs bf16 | mean KLD | KLD p99 | same top-1 | KLD target | met | quantize s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+           f"| bf16 | – | – | 16 | 0 | {bf16['ppl']:.2f} ± {bf16['ppl_err']:.2f} | 0 | 0 | 0 | 1 | – | – | – |"]
     for r in sorted(runs, key=lambda r: (-r["k"], r["L"], r["rotate"])):
         e, kl = r["eval"], r["eval"]["kl"]
         target = TARGET_KLD.get(r["k"])
         met = "yes" if target is not None and kl["mean_kld"] <= target else "no"
         out.append(f"| trellis {r['k']}-bit | {r['L']} | {'yes' if r['rotate'] else 'no'} | {r['bits_per_weight']:.3f} | "
-                   f"{e['ppl']:.2f} ± {e['ppl_err']:.2f} | {kl['delta_ppl']:+.2f} ± {kl['delta_ppl_err']:.2f} | "
+                   f"{r['rel_error']:.3f} | {e['ppl']:.2f} ± {e['ppl_err']:.2f} | {kl['delta_ppl']:+.2f} ± {kl['delta_ppl_err']:.2f} | "
                    f"{kl['mean_kld']:.4f} ± {kl['kld_err']:.4f} | {kl['kld_p99']:.3f} | {kl['same_top']:.3f} | "
-                   f"≤ {target} | {met} |")
+                   f"≤ {target} | {met} | {r['quantize_seconds']:.0f} |")
     out += ["", "## Affine baseline (transformers, same split)", "",
             "From `../shared/models/README.md` (round-to-nearest affine, group 64, per-group scale and bias).", "",
             "| weights | bits/weight | PPL | mean KLD vs bf16 | same top-1 |", "|---|---|---|---|---|"]
     out += [f"| {n} | {b} | {p:.2f} | {k:g} | {s:g} |" for n, b, p, k, s in AFFINE]
-    out += ["", "## --rotate", ""]
+    out += ["", "## --rotate", "",
+            "Differences with a conservative standard error (the two runs' errors added in quadrature, as if "
+            "uncorrelated; both score the same predictions, so the true error of the difference is smaller). "
+            "A difference within 2 such errors is called noise.", ""]
     for L in sorted({r["L"] for r in runs}):
         for k in sorted({r["k"] for r in runs}, reverse=True):
             pair = {r["rotate"]: r for r in runs if r["L"] == L and r["k"] == k}
             if len(pair) == 2:
-                a, b = pair[False]["eval"]["kl"], pair[True]["eval"]["kl"]
-                out.append(f"- k = {k}, L = {L}: mean KLD {a['mean_kld']:.4f} ± {a['kld_err']:.4f} without, "
-                           f"{b['mean_kld']:.4f} ± {b['kld_err']:.4f} with ({(b['mean_kld'] / a['mean_kld'] - 1) * 100:+.0f}%); "
-                           f"PPL {pair[False]['eval']['ppl']:.2f} → {pair[True]['eval']['ppl']:.2f}.")
+                a, b = pair[False], pair[True]
+                out.append(f"- k = {k}, L = {L}: mean KLD {kld(a)} without, {kld(b)} with "
+                           f"({diff(a, b)}: {verdict(a, b, 'helps', 'hurts')}); "
+                           f"PPL {a['eval']['ppl']:.2f} → {b['eval']['ppl']:.2f} ({dppl(a, b)}); "
+                           f"rel. error {a['rel_error']:.4f} → {b['rel_error']:.4f}.")
+    out += ["", "## L = 16 vs L = 12", "",
+            "Same k and --rotate, L = 12 → L = 16 (same bits per weight; the Viterbi search has 16× the states; "
+            "see the notes for the CPU-time ratio). Errors as in the --rotate section.", ""]
+    for rot in (False, True):
+        for k in sorted({r["k"] for r in runs}, reverse=True):
+            pair = {r["L"]: r for r in runs if r["k"] == k and r["rotate"] == rot}
+            if 12 in pair and 16 in pair:
+                a, b = pair[12], pair[16]
+                out.append(f"- k = {k}, {'with' if rot else 'no'} --rotate: mean KLD {kld(a)} → {kld(b)} "
+                           f"({diff(a, b)}: {verdict(a, b, 'better', 'worse')}); "
+                           f"PPL {a['eval']['ppl']:.2f} → {b['eval']['ppl']:.2f} ({dppl(a, b)}); "
+                           f"same top-1 {a['eval']['kl']['same_top']:.3f} → {b['eval']['kl']['same_top']:.3f}; "
+                           f"rel. error {a['rel_error']:.4f} → {b['rel_error']:.4f}; "
+                           f"quantize {a['quantize_seconds']:.0f} s → {b['quantize_seconds']:.0f} s wall"
+                           + (f" ({b['quantize_cpu_seconds']:.0f} CPU s, {b['quantize_weights_per_cpu_s'] / 1e3:.1f}k weights "
+                              f"per CPU second, nice {b['niceness']})" if "quantize_cpu_seconds" in b else "") + ".")
+    grid = [(L, k, rot) for L in (12, 16) for k in (4, 3, 2) for rot in (False, True)]
+    have = {(r["L"], r["k"], r["rotate"]) for r in runs}
+    missing = [f"k = {k}, L = {L}{', --rotate' if rot else ''}" for L, k, rot in grid if (L, k, rot) not in have]
+    if missing:
+        out += ["", "Not yet measured: " + "; ".join(missing) + "."]
+    out += ["", "## Best setting per k", ""]
+    for k in sorted({r["k"] for r in runs}, reverse=True):
+        best = min((r for r in runs if r["k"] == k), key=lambda r: r["eval"]["kl"]["mean_kld"])
+        target = TARGET_KLD.get(k)
+        out.append(f"- k = {k}: lowest mean KLD {kld(best)} at L = {best['L']}, "
+                   f"{'with' if best['rotate'] else 'without'} --rotate "
+                   f"(target ≤ {target}: {'met' if best['eval']['kl']['mean_kld'] <= target else 'missed'}); "
+                   f"PPL {best['eval']['ppl']:.2f}, same top-1 {best['eval']['kl']['same_top']:.3f}.")
+    out += ["", "## Provenance", ""]
+    by_commit = {}
+    for r in runs:
+        key = (r.get("commit"), r.get("binary_built"), r.get("niceness"))
+        by_commit.setdefault(key, []).append(f"k{r['k']} L{r['L']}{' rot' if r['rotate'] else ''}")
+    for (c, built, nice), names in sorted(by_commit.items(), key=lambda x: str(x[0])):
+        out.append(f"- {', '.join(names)}: " + (
+            f"trellis built from {c}" + (f" at {built}" if built else "") + (f", run at nice {nice}" if nice is not None else "")
+            if c else "no commit recorded in the run (see notes)"))
     out += ["", "## Notes", ""] + [f"- {n}" for n in doc.get("notes", [])]
     out += ["", "## Reproduce", "", "```",
             "cmake -S . -B build/eval -G Ninja -DTRELLIS_CUDA=OFF && cmake --build build/eval --target trellis",
-            "bench/quality_sweep.sh -b build/eval -L 12      # add -L \"12 16\" for L = 16 (slow on CPU)",
+            "nice -n 19 bench/quality_sweep.sh -b build/eval    # L = 12 and 16; -L 12 for the fast half",
             "bench/quality_table.py > docs/QUALITY.md", "```", ""]
     print("\n".join(out))
 

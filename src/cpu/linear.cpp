@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "block_weights.hpp"
 #include "linear_kernels.hpp"
+#include "run_decode.hpp"
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 

@@ -1,68 +1,118 @@
 // Axis-1 ("reduce") CPU trellis linear: stored rows are outputs, blocks run
-// along the inputs. Work item = a group of 8 output rows: each block of the 8
-// rows is decoded once into wt[t][j] (T×8 floats) and used by all M
-// activation rows. The 8 accumulators of an activation row advance together
-// along t (one 8-wide multiply-add per input), four activation rows at a time
-// so the adds are independent chains; each output is still one fp32 sum with
-// i ascending.
+// along the inputs. Work item = a group of kLanes output rows, one vector lane
+// each (the last group of a matrix whose rows are not a multiple of kLanes
+// has its spare lanes fed zero words and factor 0, and never stored). Block
+// b of the group's rows is laid out lane by lane once (gather_block); each of
+// its runs j, inputs i = b·T + 32j + u, is decoded for all lanes together
+// (run_decode.hpp) and used by every activation row:
+// acc[m][lane] += w[u][lane]·xf[m][i], one fp32 multiply then one fp32 add,
+// u ascending — so each output is one fp32 sum with i ascending. Up to four
+// activation rows take the weights straight from the decode; more rows take
+// them from a buffer, four rows at a time (independent add chains). The
+// factored mode multiplies the sum by f_r at the end.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
-#include "block_weights.hpp"
 #include "linear_kernels.hpp"
 #include "parallel.hpp"
+#include "run_decode.hpp"
 
 namespace trellis::cpu {
 
 namespace {
 
-constexpr int kGroup = 8;  // output rows per work item; SPEC §1 makes rows a multiple of 8
+constexpr int kLanes = 16;
+constexpr int kRowBlock = 4;
+using F = Lanes<kLanes>::f32;
 
-// Eight fp32 lanes, one per output row of the group (GCC/Clang vector
-// extension; lane-wise mul and add, the same arithmetic as the scalar code).
-typedef float Lanes __attribute__((vector_size(kGroup * sizeof(float))));
+struct Axis1 {
+  const TrellisTensorView& w;
+  Numerics mode;
+  const float* xf;
+  int64_t M;
+  float* y;
+};
 
-// acc[r][j] += Σ_t wt[t][j]·x[r·in + t] (t ascending) for R activation rows.
+// acc[r] += Σ_u w_u·x[r·in + u] (u ascending) for R activation rows, the
+// weights coming from decode_runs.
 template <int R>
-void accumulate(const float* wt, int T, const float* x, int64_t in, float* acc) {
-  Lanes a[R];
-  for (int r = 0; r < R; ++r) std::memcpy(&a[r], acc + r * kGroup, sizeof(Lanes));
-  for (int t = 0; t < T; ++t) {
-    Lanes wrow;
-    std::memcpy(&wrow, wt + t * kGroup, sizeof(Lanes));
-    for (int r = 0; r < R; ++r) a[r] += wrow * x[r * in + t];
+TRELLIS_CPU_INLINE void decode_into(const uint32_t* words, const TrellisGeometry& g, Numerics mode, F f,
+                                    const float* x, int64_t in, float* acc) {
+  F a[R];
+  for (int r = 0; r < R; ++r) a[r] = load_lanes<F>(acc + r * kLanes);
+  decode_runs<kLanes>(words, g.k, g.L, mode, f, [&](int u, F w) TRELLIS_CPU_INLINE_LAMBDA {
+    for (int r = 0; r < R; ++r) a[r] += w * x[r * in + u];
+  });
+  for (int r = 0; r < R; ++r) store_lanes(acc + r * kLanes, a[r]);
+}
+
+// acc[r] += Σ_u wt[u]·x[r·in + u] (u ascending) for R activation rows.
+template <int R>
+TRELLIS_CPU_INLINE void accumulate(const float* wt, const float* x, int64_t in, float* acc) {
+  F a[R];
+  for (int r = 0; r < R; ++r) a[r] = load_lanes<F>(acc + r * kLanes);
+  for (int u = 0; u < kRunLength; ++u) {
+    const F w = load_lanes<F>(wt + u * kLanes);
+    for (int r = 0; r < R; ++r) a[r] += w * x[r * in + u];
   }
-  for (int r = 0; r < R; ++r) std::memcpy(acc + r * kGroup, &a[r], sizeof(Lanes));
+  for (int r = 0; r < R; ++r) store_lanes(acc + r * kLanes, a[r]);
+}
+
+TRELLIS_CPU_CLONES void axis1_groups(const Axis1& job, int64_t begin, int64_t end, uint32_t* words,
+                                     float* acc) {
+  const TrellisGeometry& g = job.w.geom;
+  const int64_t in = g.cols, out = g.rows, nb = g.blocks_per_row(), M = job.M;
+  const int wpb = g.words_per_block(), runs = g.T / kRunLength;
+  const int64_t row_words = g.words_per_row();  // axis 1 is always row-major
+  alignas(64) float wt[kRunLength * kLanes];
+  alignas(64) float factors[kLanes];
+  for (int64_t grp = begin; grp < end; ++grp) {
+    const int64_t r0 = grp * kLanes;
+    const int lanes = int(std::min<int64_t>(kLanes, out - r0));
+    std::fill(words, words + (wpb + 1) * kLanes, 0u);
+    for (int l = 0; l < kLanes; ++l) factors[l] = l < lanes ? stored_row_factor(job.w, r0 + l) : 0.0f;
+    const F f = load_lanes<F>(factors);
+    std::fill(acc, acc + M * kLanes, 0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint32_t* block = job.w.codes + g.block_offset(r0, b);
+      for (int l = 0; l < lanes; ++l) gather_block<kLanes>(block + l * row_words, wpb, l, words);
+      for (int j = 0; j < runs; ++j) {
+        const uint32_t* run = words + (runs - 1 - j) * g.k * kLanes;
+        const float* x = job.xf + b * g.T + j * kRunLength;
+        switch (M) {
+          case 1: decode_into<1>(run, g, job.mode, f, x, in, acc); break;
+          case 2: decode_into<2>(run, g, job.mode, f, x, in, acc); break;
+          case 3: decode_into<3>(run, g, job.mode, f, x, in, acc); break;
+          case 4: decode_into<4>(run, g, job.mode, f, x, in, acc); break;
+          default: {
+            decode_runs<kLanes>(run, g.k, g.L, job.mode, f,
+                                      [&](int u, F w) TRELLIS_CPU_INLINE_LAMBDA { store_lanes(wt + u * kLanes, w); });
+            int64_t m = 0;
+            for (; m + kRowBlock <= M; m += kRowBlock)
+              accumulate<kRowBlock>(wt, x + m * in, in, acc + m * kLanes);
+            for (; m < M; ++m) accumulate<1>(wt, x + m * in, in, acc + m * kLanes);
+          }
+        }
+      }
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int l = 0; l < lanes; ++l) {
+        const float v = acc[m * kLanes + l];
+        job.y[m * out + r0 + l] = job.mode == Numerics::factored ? v * factors[l] : v;
+      }
+  }
 }
 
 }  // namespace
 
 void linear_axis1(const TrellisTensorView& w, Numerics mode, const float* xf, int64_t M, float* y) {
   const TrellisGeometry& g = w.geom;
-  const int T = g.T;
-  const int64_t in = g.cols, out = g.rows, nb = g.blocks_per_row();
-  parallel_for(out / kGroup, kGroup * in * M, [&](int64_t begin, int64_t end) {
-    std::vector<uint32_t> scratch(static_cast<size_t>(g.words_per_block() + 1));
-    std::vector<float> wt(static_cast<size_t>(T) * kGroup);
-    std::vector<float> acc(static_cast<size_t>(M) * kGroup);
-    for (int64_t grp = begin; grp < end; ++grp) {
-      const int64_t r0 = grp * kGroup;
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t b = 0; b < nb; ++b) {
-        for (int j = 0; j < kGroup; ++j) block_weights(w, r0 + j, b, mode, scratch.data(), wt.data() + j, kGroup);
-        int64_t m = 0;
-        for (; m + 4 <= M; m += 4) accumulate<4>(wt.data(), T, xf + m * in + b * T, in, acc.data() + m * kGroup);
-        for (; m < M; ++m) accumulate<1>(wt.data(), T, xf + m * in + b * T, in, acc.data() + m * kGroup);
-      }
-      for (int j = 0; j < kGroup; ++j) {
-        const float f = mode == Numerics::factored ? stored_row_factor(w, r0 + j) : 1.0f;
-        for (int64_t m = 0; m < M; ++m) {
-          const float v = acc[size_t(m * kGroup + j)];
-          y[m * out + r0 + j] = mode == Numerics::factored ? v * f : v;
-        }
-      }
-    }
+  const Axis1 job{w, mode, xf, M, y};
+  const int64_t groups = (g.rows + kLanes - 1) / kLanes;
+  parallel_for(groups, kLanes * g.cols * M, [&](int64_t begin, int64_t end) {
+    std::vector<uint32_t> words(size_t(g.words_per_block() + 1) * kLanes);
+    std::vector<float> acc(size_t(M * kLanes));
+    axis1_groups(job, begin, end, words.data(), acc.data());
   });
 }
 

@@ -1,7 +1,7 @@
 // The two CPU trellis linear loops, on fp32 activations xf [M, in]:
 //   linear_axis1 ("reduce"):  y[m][o] = Σ_i w(o, i)·xf[m][i]   (factored: then ·f_o)
 //   linear_axis0 ("scatter"): y[m][o] = Σ_i w(i, o)·xf[m][i]   (factored: xf already x_i·f_i)
-// with w in the mode's per-weight form (block_weights.hpp), one fp32
+// with w in the mode's per-weight form (run_decode.hpp), one fp32
 // accumulator per output, i ascending. y is fp32 [M, out]. Shapes are checked
 // by the caller (linear.cpp).
 #pragma once

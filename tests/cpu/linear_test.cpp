@@ -109,7 +109,7 @@ TEST(CpuLinear, EveryModeWithinBoundOfReference) {
   std::mt19937_64 rng(seed);
   double worst_f32[3] = {}, worst_bf16[3] = {};
   for (const Shape& s : kShapes)
-    for (int64_t M : {1, 4, 9}) {
+    for (int64_t M : {1, 2, 4, 9}) {
       SCOPED_TRACE(describe(s, M));
       const auto t = make(rng, s);
       const auto x = test::random_bf16(rng, size_t(M * s.in));

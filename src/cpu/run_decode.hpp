@@ -125,26 +125,24 @@ TRELLIS_CPU_INLINE void decode_runs(const uint32_t* words, int k, int L, typenam
   }
 }
 
-template <int N, Numerics Mode, typename Sink>
-TRELLIS_CPU_INLINE void decode_runs_mode(const uint32_t* words, int k, int L, typename Lanes<N>::f32 f, Sink& sink) {
-  switch (k) {
-    case 2: return decode_runs<N, 2, Mode>(words, k, L, f, sink);
-    case 3: return decode_runs<N, 3, Mode>(words, k, L, f, sink);
-    case 4: return decode_runs<N, 4, Mode>(words, k, L, f, sink);
-    default: return decode_runs<N, 0, Mode>(words, k, L, f, sink);
-  }
-}
-
-// decode_runs for a run-time k and mode, the shifts folded for the usual k.
+// decode_runs for a run-time k and mode. The model's mode (f32) gets the
+// shifts folded for the usual k; the other modes, which serve tests and
+// references, keep k at run time (fewer copies of the unrolled loop to build).
 // Sinks are lambdas marked TRELLIS_CPU_INLINE_LAMBDA: a lambda left out of
 // line would be compiled for the baseline instruction set, not the clone's.
 template <int N, typename Sink>
 TRELLIS_CPU_INLINE void decode_runs(const uint32_t* words, int k, int L, Numerics mode, typename Lanes<N>::f32 f,
                                     Sink&& sink) {
   switch (mode) {
-    case Numerics::rounded: return decode_runs_mode<N, Numerics::rounded>(words, k, L, f, sink);
-    case Numerics::f32: return decode_runs_mode<N, Numerics::f32>(words, k, L, f, sink);
-    case Numerics::factored: return decode_runs_mode<N, Numerics::factored>(words, k, L, f, sink);
+    case Numerics::rounded: return decode_runs<N, 0, Numerics::rounded>(words, k, L, f, sink);
+    case Numerics::factored: return decode_runs<N, 0, Numerics::factored>(words, k, L, f, sink);
+    case Numerics::f32:
+      switch (k) {
+        case 2: return decode_runs<N, 2, Numerics::f32>(words, k, L, f, sink);
+        case 3: return decode_runs<N, 3, Numerics::f32>(words, k, L, f, sink);
+        case 4: return decode_runs<N, 4, Numerics::f32>(words, k, L, f, sink);
+        default: return decode_runs<N, 0, Numerics::f32>(words, k, L, f, sink);
+      }
   }
 }
 

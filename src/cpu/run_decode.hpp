@@ -30,7 +30,10 @@
 #include "trellis/numerics.hpp"
 #include "trellis/trellis_tensor.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+// Sanitizer builds keep only the baseline copy: instrumenting every clone of
+// the unrolled decode costs minutes of compile time per file, and the clones
+// share one source (the release tests run the machine's clone).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define TRELLIS_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define TRELLIS_CPU_CLONES

@@ -11,12 +11,7 @@
 #   export TRELLIS_COMMIT=$(cat .carry/head.commit); mkdir -p /tmp/clean &&
 #   tar -xzf .carry/head.tar.gz -C /tmp/clean && cd /tmp/clean && OUT=$OUT bash bench/device.sh ...
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/trellis-out}
-mkdir -p "$OUT"
-steps=${*:-all}
-has() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
-export PATH=/usr/local/cuda/bin:$PATH
+source "$(dirname "$0")/device_steps.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
 
 cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 &&

@@ -15,12 +15,7 @@
 # h200_eval_ppl.json, runtime_log.txt.
 #   bench/runtime_device.sh [tests|eval|bench|all]...   (default: all)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/trellis-out}
-mkdir -p "$OUT"
-steps=${*:-all}
-has() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
-export PATH=/usr/local/cuda/bin:$PATH
+source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee -a "$LOG"
 

@@ -8,11 +8,13 @@
 # their entries, every other entry is kept as it is); then
 # `bench/quality_table.py > docs/QUALITY.md`.
 #
-# usage: bench/quality_sweep.sh [-b BUILD_DIR] [-L "12 16"] [-k "2 3 4"] [-r "0 1"] [-w WORK_DIR] [-C COMMIT] [-n]
+# usage: bench/quality_sweep.sh [-b BUILD_DIR] [-L "12 16"] [-k "2 3 4"] [-r "0 1"] [-d cpu|cuda] [-w WORK_DIR] [-C COMMIT] [-n]
 #   -b  build directory holding the trellis binary (default build/eval)
 #   -L  trellis state bits to sweep (default "12 16"; L = 16 costs ~20x L = 12's
 #       CPU time: ~13 CPU-minutes of quantization per configuration at k = 2)
 #   -k  bits per weight (default "2 3 4");  -r  rotate off/on (default "0 1")
+#   -d  the device that quantizes (trellis quantize --device; default cpu);
+#       the scoring always runs on the CPU backend
 #   -w  WORK_DIR (default /tmp/trellis-quality) keeps the models and per-run
 #       JSON; a run whose JSON exists there is not redone (delete it to redo)
 #   -C  the commit BUILD_DIR's binary was built from, recorded in each new run
@@ -23,11 +25,11 @@
 # (-C), the binary's build time, and the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build/eval Ls="12 16" ks="2 3 4" rots="0 1" work=/tmp/trellis-quality merge=1 commit=
-usage() { sed -n 11,23p "$0" | sed 's/^# \{0,1\}//'; }
-while getopts "b:L:k:r:w:C:nh" opt; do
+build=$root/build/eval Ls="12 16" ks="2 3 4" rots="0 1" work=/tmp/trellis-quality merge=1 commit= qdev=cpu
+usage() { sed -n 11,25p "$0" | sed 's/^# \{0,1\}//'; }
+while getopts "b:L:k:r:d:w:C:nh" opt; do
   case $opt in
-    b) build=$OPTARG ;; L) Ls=$OPTARG ;; k) ks=$OPTARG ;; r) rots=$OPTARG ;; w) work=$OPTARG ;; C) commit=$OPTARG ;; n) merge=0 ;;
+    b) build=$OPTARG ;; L) Ls=$OPTARG ;; k) ks=$OPTARG ;; r) rots=$OPTARG ;; d) qdev=$OPTARG ;; w) work=$OPTARG ;; C) commit=$OPTARG ;; n) merge=0 ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -59,7 +61,7 @@ for L in $Ls; do for k in $ks; do for r in $rots; do
     echo "$name: quantizing ($(date -u +%H:%M:%S))" >&2
     nice > "$work/$name.nice"
     { time "$bin" quantize --in "$fixture" --out "$work/$name" --bits "$k" --L "$L" $([ "$r" = 1 ] && echo --rotate) \
-        --force > /dev/null ; } 2> "$work/$name.quantize.log"
+        --device "$qdev" --force > /dev/null ; } 2> "$work/$name.quantize.log"
   fi
   if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$work/$name.eval.json" 2>/dev/null; then
     echo "$name: evaluated already ($work/$name.eval.json)" >&2
@@ -71,9 +73,9 @@ for L in $Ls; do for k in $ks; do for r in $rots; do
   # provenance: -C, else the checkout now (+dirty: uncommitted changes to tracked files)
   if [ -n "$commit" ]; then echo "$commit"; else git -C "$root" describe --always --abbrev=7 --dirty=+dirty 2>/dev/null || echo "?"; fi \
     > "$work/$name.commit"
-  python3 - "$work/$name" "$k" "$L" "$r" "$root" "$bin" <<'PY' > "$work/$name.json"
+  python3 - "$work/$name" "$k" "$L" "$r" "$root" "$bin" "$qdev" <<'PY' > "$work/$name.json"
 import datetime, json, os, sys
-d, k, L, r, root, binary = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
+d, k, L, r, root, binary, qdev = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6], sys.argv[7]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 rep = json.load(open(d + "/quant_report.json"))["totals"]
 ev = json.load(open(d + ".eval.json"))
@@ -81,7 +83,7 @@ wall, user, sys_ = (float(x) for x in open(d + ".quantize.log").read().split()[-
 commit = open(d + ".commit").read().strip()
 binary_built = datetime.datetime.fromtimestamp(os.path.getmtime(binary), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 print(json.dumps({"k": k, "L": L, "rotate": r, "bits_per_weight": rep["bits_per_weight"],
-                  "rel_error": rep["rel_error"], "quantize_seconds": rep["seconds"],
+                  "rel_error": rep["rel_error"], "quantize_seconds": rep["seconds"], "quantize_device": qdev,
                   "quantize_cpu_seconds": user + sys_,
                   "quantize_weights_per_cpu_s": rep["coded_weights"] / (user + sys_),
                   "commit": commit, "binary_built": binary_built, "niceness": int(open(d + ".nice").read()) if os.path.exists(d + ".nice") else os.nice(0),

@@ -20,6 +20,12 @@ AFFINE = [("bf16", 16, 173.05, 0.0, 1.0), ("affine 8-bit g64", 8.5, 173.02, 0.00
 TARGET_KLD = {4: 0.02, 3: 0.06, 2: 0.25}
 
 
+def quantize_time(r):
+    """The quantizer's wall seconds, naming the device when it was not the CPU."""
+    dev = r.get("quantize_device", "cpu")
+    return f"{r['quantize_seconds']:.0f}" + ("" if dev == "cpu" else f" ({dev})")
+
+
 def kld(r):
     kl = r["eval"]["kl"]
     return f"{kl['mean_kld']:.4f} ± {kl['kld_err']:.4f}"
@@ -110,7 +116,7 @@ def main():
         out.append(f"| trellis {r['k']}-bit | {r['L']} | {'yes' if r['rotate'] else 'no'} | {r['bits_per_weight']:.3f} | "
                    f"{r['rel_error']:.3f} | {e['ppl']:.2f} ± {e['ppl_err']:.2f} | {kl['delta_ppl']:+.2f} ± {kl['delta_ppl_err']:.2f} | "
                    f"{kl['mean_kld']:.4f} ± {kl['kld_err']:.4f} | {kl['kld_p99']:.3f} | {kl['same_top']:.3f} | "
-                   f"≤ {target} | {met} | {r['quantize_seconds']:.0f} |")
+                   f"≤ {target} | {met} | {quantize_time(r)} |")
     out += ["", "## Affine baseline (transformers, same split)", "",
             "From `../shared/models/README.md` (round-to-nearest affine, group 64, per-group scale and bias).", "",
             "| weights | bits/weight | PPL | mean KLD vs bf16 | same top-1 |", "|---|---|---|---|---|"]
@@ -141,9 +147,10 @@ def main():
                            f"PPL {a['eval']['ppl']:.2f} → {b['eval']['ppl']:.2f} ({dppl(a, b)}); "
                            f"same top-1 {a['eval']['kl']['same_top']:.3f} → {b['eval']['kl']['same_top']:.3f}; "
                            f"rel. error {a['rel_error']:.4f} → {b['rel_error']:.4f}; "
-                           f"quantize {a['quantize_seconds']:.0f} s → {b['quantize_seconds']:.0f} s wall"
+                           f"quantize {quantize_time(a)} s → {quantize_time(b)} s wall"
                            + (f" ({b['quantize_cpu_seconds']:.0f} CPU s, {b['quantize_weights_per_cpu_s'] / 1e3:.1f}k weights "
-                              f"per CPU second, nice {b['niceness']})" if "quantize_cpu_seconds" in b else "") + ".")
+                              f"per CPU second, nice {b['niceness']})"
+                              if "quantize_cpu_seconds" in b and b.get("quantize_device", "cpu") == "cpu" else "") + ".")
     grid = [(L, k, rot) for L in (12, 16) for k in (4, 3, 2) for rot in (False, True)]
     have = {(r["L"], r["k"], r["rotate"]) for r in runs}
     missing = [f"k = {k}, L = {L}{', --rotate' if rot else ''}" for L, k, rot in grid if (L, k, rot) not in have]
@@ -161,11 +168,13 @@ def main():
     out += ["", "## Provenance", ""]
     by_commit = {}
     for r in runs:
-        key = (r.get("commit"), r.get("binary_built"), r.get("niceness"))
+        key = (r.get("commit"), r.get("binary_built"), r.get("niceness"), r.get("quantize_device", "cpu"),
+               r.get("machine", {}).get("cpu"))
         by_commit.setdefault(key, []).append(f"k{r['k']} L{r['L']}{' rot' if r['rotate'] else ''}")
-    for (c, built, nice), names in sorted(by_commit.items(), key=lambda x: str(x[0])):
+    for (c, built, nice, dev, cpu), names in sorted(by_commit.items(), key=lambda x: str(x[0])):
         out.append(f"- {', '.join(names)}: " + (
             f"trellis built from {c}" + (f" at {built}" if built else "") + (f", run at nice {nice}" if nice is not None else "")
+            + (f", quantized on {dev}" if dev != "cpu" else "") + (f", machine {cpu}" if cpu else "")
             if c else "no commit recorded in the run (see notes)"))
     out += ["", "## Notes", ""] + [f"- {n}" for n in doc.get("notes", [])]
     out += ["", "## Reproduce", "", "```",

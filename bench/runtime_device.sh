@@ -10,10 +10,14 @@
 #            --device cuda on a 512-token prompt with 256 tokens generated
 #            (greedy), CUDA graphs on and off; then the same run under
 #            TRELLIS_PROFILE (every op timed on the GPU)
+#   quality  issue 6's L = 16 rows of the quality sweep (k = 3, 4; with and
+#            without --rotate), quantized by the CUDA encoder and scored on
+#            this machine's CPUs; the per-run JSON in $OUT/quality_L16.tar.gz
+#            (merge here: unpack into the sweep's work dir, rerun the sweep)
 # Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, runtime_log.txt.
-#   bench/runtime_device.sh [tests|eval|bench|all]...   (default: all)
+#   bench/runtime_device.sh [tests|eval|bench|quality|all]...   (default: all)
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
@@ -126,4 +130,9 @@ PY
     -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 >/dev/null 2>"$OUT/runtime_profile.txt"
   echo "profile exit $?" | tee -a "$LOG"
   grep -A40 "^decode:" "$OUT/runtime_profile.txt" | head -45
+fi
+if has quality; then
+  bench/quality_sweep.sh -b $B -d cuda -L 16 -k "3 4" -r "0 1" -w /tmp/quality -C "${COMMIT:-$(git rev-parse --short HEAD)}" -n \
+    2>&1 | tee -a "$LOG" | grep -E "^k[0-9]"
+  (cd /tmp/quality && tar czf "$OUT/quality_L16.tar.gz" ./*.json ./*.log ./*.commit ./*.nice)
 fi

@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
         Copies gate(trellis::make_geometry(k, 12, 256, 1, out, in), rotate_bytes / 2);
         Copies up(trellis::make_geometry(k, 12, 256, 1, out, in), rotate_bytes / 2);
         const double bytes = gate.code_bytes() + up.code_bytes() + double(M) * in * 2 + double(M) * out * 2;
-        const std::pair<Form, Numerics> forms[] = {{Form::mma, Numerics::factored}, {Form::gate_up, Numerics::f32}};
+        const std::pair<Form, Numerics> forms[] = {
+            {Form::imma, Numerics::factored}, {Form::mma, Numerics::factored}, {Form::gate_up, Numerics::f32}};
         for (const auto& [form, mode] : forms) {
           if (!trellis::cuda::form_supports(form, gate.geom, M, mode)) continue;
           const float us = median_us([&](int i) {
@@ -239,7 +240,8 @@ int main(int argc, char** argv) {
         Copies w(trellis::make_geometry(k, 12, 256, c.axis, c.out, c.in), rotate_bytes);
         const double bytes = w.code_bytes() + double(M) * c.in * 2 + double(M) * c.out * 2;
         const Form core = c.axis == 1 ? Form::reduce : Form::scatter;
-        const std::pair<Form, Numerics> forms[] = {{Form::mma, Numerics::factored}, {core, Numerics::f32}};
+        const std::pair<Form, Numerics> forms[] = {
+            {Form::imma, Numerics::factored}, {Form::mma, Numerics::factored}, {core, Numerics::f32}};
         for (const auto& [form, mode] : forms) {
           if (!trellis::cuda::form_supports(form, w.geom, M, mode)) continue;
           const float us = median_us([&](int i) { trellis::cuda::linear(ctx, w.view(i), x, M, y, form, mode); });

@@ -11,13 +11,15 @@
 // cases are rounded/split, f32/split, f32/fused, factored/split,
 // factored/fused. The CUDA forms serve small M (f32: M ≤ 4), so the CUDA
 // side runs the tokens as decode steps (M = 1, CUDA graphs) and as batches
-// of M = 4; the CPU side as one batched forward. The bf16 fixture has no
+// of M = 4 (and M = 8 but for f32: factored's fp16 tensor-core form, where
+// M ≤ 4 takes the integer one); the CPU side as one batched forward. The bf16 fixture has no
 // trellis layers: there the pin must change nothing and the dense path
 // holds the same gate. A pinned form that cannot serve a call (f32 at
 // M = 8) fails with an error naming the layer.
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "model_cuda_fixture.hpp"
 #include "trellis/error.hpp"
@@ -96,7 +98,11 @@ TEST_P(CudaKlGate, MeanKldVsCpuAtMostOneThousandth) {
   const auto dir = dir_of(c);
   const auto& ref = cpu_logits(dir);
   const model::Model m(dir, model::make_cuda_backend(pinned(c)));
-  for (const int64_t M : {1, 4}) {
+  // M = 8 too where the pinned mode serves it: factored then takes the fp16 tensor-core form (mma),
+  // M <= 4 the integer one (imma).
+  std::vector<int64_t> batch = {1, 4};
+  if (c.numerics != Numerics::f32) batch.push_back(8);
+  for (const int64_t M : batch) {
     const auto got = chunked_logits(m, M);
     const double kld = mean_kld(got, ref, m.arch().vocab);
     std::printf("%s %s/%s M=%lld: mean KLD vs cpu = %.3g\n", c.fixture, to_string(c.numerics), to_string(c.tail),

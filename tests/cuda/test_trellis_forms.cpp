@@ -30,6 +30,7 @@ const Shape kShapes[] = {{17408, 5120}, {5120, 17408}, {1024, 5120}, {5120, 1024
 
 std::vector<std::pair<Form, Numerics>> forms_for(int axis) {
   std::vector<std::pair<Form, Numerics>> f = {{Form::mma, Numerics::factored},
+                                              {Form::imma, Numerics::factored},
                                               {Form::expand_cublas, Numerics::rounded}};
   const Form core = axis == 1 ? Form::reduce : Form::scatter;
   for (Numerics n : {Numerics::rounded, Numerics::f32, Numerics::factored}) f.push_back({core, n});
@@ -139,6 +140,7 @@ TEST_P(GateUpForms, MatchReferenceAndSplitTailIsBitIdentical) {
   // (fused form, its numerics, the one-projection form that must round identically)
   const std::tuple<Form, Numerics, Form> cases[] = {
       {Form::mma, Numerics::factored, Form::mma},
+      {Form::imma, Numerics::factored, Form::imma},
       {Form::gate_up, Numerics::f32, Form::reduce},
       {Form::gate_up, Numerics::factored, Form::reduce},
       {Form::gate_up, Numerics::rounded, Form::reduce},
@@ -183,16 +185,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GateUpForms,
 
 TEST(FormSelection, DefaultsAndRejections) {
   const TrellisGeometry g = make_geometry(3, 12, 256, 1, 17408, 5120);
-  EXPECT_EQ(cuda::default_form(g, 1), Form::mma);
+  EXPECT_EQ(cuda::default_form(g, 1), Form::imma);
+  EXPECT_EQ(cuda::default_form(g, 4), Form::imma);
+  EXPECT_EQ(cuda::default_form(g, 5), Form::mma);
   EXPECT_EQ(cuda::default_form(g, 8), Form::mma);
   EXPECT_EQ(cuda::default_form(g, 9), Form::expand_cublas);
-  EXPECT_EQ(cuda::default_gate_up_form(g, g, 1), Form::mma);
+  EXPECT_EQ(cuda::default_gate_up_form(g, g, 1), Form::imma);
+  EXPECT_EQ(cuda::default_gate_up_form(g, g, 8), Form::mma);
+  // imma: axis 1, M <= 4, 2M operand rows of cols + 16 words in the staging budget, cols <= 16384.
+  EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 0, 5120, 17408), 1, Numerics::factored));
+  EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 16640), 1, Numerics::factored));
+  EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 8192), 4, Numerics::factored));
+  EXPECT_TRUE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 8192), 2, Numerics::factored));
+  EXPECT_FALSE(cuda::form_supports(Form::imma, g, 1, Numerics::f32));
   // Small axis-1 matrices at small M take the CUDA-core forms (measured faster).
   const TrellisGeometry kv = make_geometry(3, 12, 256, 1, 1024, 5120), qo = make_geometry(3, 12, 256, 1, 5120, 5120);
   EXPECT_EQ(cuda::default_form(kv, 4), Form::reduce);
   EXPECT_EQ(cuda::default_form(kv, 8), Form::mma);
   EXPECT_EQ(cuda::default_form(qo, 2), Form::reduce);
-  EXPECT_EQ(cuda::default_form(qo, 4), Form::mma);
+  EXPECT_EQ(cuda::default_form(qo, 4), Form::imma);
   EXPECT_EQ(cuda::default_gate_up_form(kv, kv, 1), Form::gate_up);
   EXPECT_EQ(cuda::default_numerics(Form::reduce), Numerics::f32);
   EXPECT_FALSE(cuda::form_supports(Form::mma, g, 1, Numerics::f32));

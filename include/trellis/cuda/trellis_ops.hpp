@@ -23,6 +23,7 @@ enum class Form {
   scatter,        // axis 0, CUDA cores, M 1..4: split-K over stored rows
   gate_up,        // fused gate/up/SwiGLU on CUDA cores, M 1..8
   mma,            // tensor cores, M 1..8: each weight decoded once for all rows
+  imma,           // tensor cores, axis 1, M 1..4: the MMA sums each weight's hash bytes (int8)
   expand_cublas,  // decode to bf16, then cuBLAS: any M, always correct
 };
 const char* to_string(Form f);
@@ -79,6 +80,10 @@ void expand_bf16(Context& ctx, const TrellisTensorView& w, uint16_t* out);
 bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode);
 Form default_form(const TrellisGeometry& g, int M);  // for linear()
 Form default_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M);
+// The tensor-core form (numerics factored) for this call: imma where it
+// serves (both geometries for gate/up), else mma.
+Form tensor_core_form(const TrellisGeometry& g, int M);
+Form tensor_core_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M);
 Numerics default_numerics(Form f);
 
 }  // namespace trellis::cuda

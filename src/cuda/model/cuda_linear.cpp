@@ -83,7 +83,7 @@ std::pair<tc::Form, Numerics> linear_form(const std::string& layer, const Trelli
   }
   const Numerics mode = *o.numerics;
   const tc::Form f = mode == Numerics::rounded ? tc::Form::expand_cublas
-                     : mode == Numerics::factored ? tc::Form::mma
+                     : mode == Numerics::factored ? tc::tensor_core_form(g, int(M))
                      : g.axis == 1                ? tc::Form::reduce
                                                   : tc::Form::scatter;
   if (!tc::form_supports(f, g, int(M), mode)) cannot_serve(layer, f, mode, M, g);
@@ -187,10 +187,11 @@ void CudaGateUp::apply(const LinearRun& run, const float* x, int64_t M, float* o
   tc::Form form = tc::default_gate_up_form(gg, ug, int(M));
   if (o.numerics)
     form = *o.numerics == Numerics::rounded   ? tc::Form::expand_cublas
-           : *o.numerics == Numerics::factored ? tc::Form::mma
+           : *o.numerics == Numerics::factored ? tc::tensor_core_gate_up_form(gg, ug, int(M))
                                                : tc::Form::gate_up;
   const Numerics mode = o.numerics.value_or(tc::default_numerics(form));
-  const SwigluTail tail = o.tail.value_or(form == tc::Form::mma ? SwigluTail::fused : SwigluTail::split);
+  const bool tensor_cores = form == tc::Form::mma || form == tc::Form::imma;
+  const SwigluTail tail = o.tail.value_or(tensor_cores ? SwigluTail::fused : SwigluTail::split);
   if (o.numerics && !(tc::form_supports(form, gg, int(M), mode) && tc::form_supports(form, ug, int(M), mode)))
     cannot_serve(gate_.name(), form, mode, M, gg, " (the fused gate/up call)");
   if (form == tc::Form::expand_cublas && tail == SwigluTail::fused)

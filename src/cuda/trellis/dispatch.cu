@@ -20,6 +20,7 @@ const char* to_string(Form f) {
     case Form::scatter: return "scatter";
     case Form::gate_up: return "gate_up";
     case Form::mma: return "mma";
+    case Form::imma: return "imma";
     case Form::expand_cublas: return "expand_cublas";
   }
   return "?";
@@ -30,10 +31,15 @@ namespace {
 bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > g.k && g.L <= 16 && g.T % 32 == 0; }
 
 // The tensor-core forms decode T = 256 blocks (compile-time shifts and
-// offsets); axis 1 stages all of x in shared memory.
+// offsets); axis 1 stages all of x in shared memory (fp16: M rows of cols + 32
+// halves; bytes: 2M rows of cols + 16 words, exact int32 sums for cols <= 16384).
 bool mma_fits(const TrellisGeometry& g, int M) {
   if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
   return g.axis == 0 || std::size_t(M) * (g.cols + 32) * 2 <= std::size_t(kAxis1StageBytes);
+}
+bool imma_fits(const TrellisGeometry& g, int M) {
+  return decodable(g) && g.T == 256 && g.axis == 1 && g.rows % 8 == 0 && g.cols % 256 == 0 && g.cols <= 16384 &&
+         std::size_t(2 * M) * (g.cols + 16) * 4 <= std::size_t(kAxis1StageBytes);
 }
 
 void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {
@@ -63,10 +69,10 @@ void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16
   gemm_bf16(ctx, wb, x, M, int(g.out_features), int(g.in_features), y);
 }
 
-void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y) {
+void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, bool bytes) {
   const auto& g = w.geom;
   if (g.axis == 1) {
-    const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count());
+    const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count(), bytes);
     detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.tiles),
                              ctx.stream());
   } else {
@@ -80,6 +86,7 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
 bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
   switch (f) {
     case Form::mma: return mode == Numerics::factored && M >= 1 && M <= kMmaMaxM && mma_fits(g, M);
+    case Form::imma: return mode == Numerics::factored && M >= 1 && M <= 4 && imma_fits(g, M);
     case Form::expand_cublas: return mode == Numerics::rounded && M >= 1 && decodable(g);
     case Form::reduce: return g.axis == 1 && M >= 1 && M <= 4 && decodable(g);
     case Form::scatter: return g.axis == 0 && M >= 1 && M <= 4 && decodable(g);
@@ -96,18 +103,28 @@ Form default_form(const TrellisGeometry& g, int M) {
   const double weights = double(g.rows) * double(g.cols);
   const bool small = (M <= 4 && weights <= 8.0e6) || (M <= 2 && weights <= 3.2e7);
   if (g.axis == 1 && small && form_supports(Form::reduce, g, M, Numerics::f32)) return Form::reduce;
-  return form_supports(Form::mma, g, M, Numerics::factored) ? Form::mma : Form::expand_cublas;
+  const Form tc = tensor_core_form(g, M);
+  return form_supports(tc, g, M, Numerics::factored) ? tc : Form::expand_cublas;
 }
 
 Form default_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M) {
-  const Form f = default_form(gate, M) == Form::reduce ? Form::gate_up : Form::mma;
+  const Form f = default_form(gate, M) == Form::reduce ? Form::gate_up : tensor_core_gate_up_form(gate, up, M);
   const bool ok = form_supports(f, gate, M, default_numerics(f)) && form_supports(f, up, M, default_numerics(f));
   return ok ? f : Form::expand_cublas;
 }
 
+Form tensor_core_form(const TrellisGeometry& g, int M) {
+  return form_supports(Form::imma, g, M, Numerics::factored) ? Form::imma : Form::mma;
+}
+
+Form tensor_core_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M) {
+  return tensor_core_form(gate, M) == Form::imma && tensor_core_form(up, M) == Form::imma ? Form::imma : Form::mma;
+}
+
 Numerics default_numerics(Form f) {
   switch (f) {
-    case Form::mma: return Numerics::factored;
+    case Form::mma:
+    case Form::imma: return Numerics::factored;
     case Form::expand_cublas: return Numerics::rounded;
     default: return Numerics::f32;
   }
@@ -117,7 +134,8 @@ void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, 
             Numerics mode) {
   require(form != Form::gate_up && form_supports(form, w.geom, M, mode), form, w.geom, M, mode, "linear");
   switch (form) {
-    case Form::mma: linear_mma(ctx, w, x, M, y); break;
+    case Form::mma: linear_mma(ctx, w, x, M, y, false); break;
+    case Form::imma: linear_mma(ctx, w, x, M, y, true); break;
     case Form::expand_cublas: linear_expand_cublas(ctx, w, x, M, y); break;
     case Form::reduce: detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.sm_count(), ctx.stream()); break;
     case Form::scatter: {
@@ -137,14 +155,15 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
   const auto& u = up.geom;
   if (g.axis != 1 || u.axis != 1 || g.rows != u.rows || g.cols != u.cols || g.T != u.T || g.L != u.L)
     throw Error("gate_up_swiglu: gate and up must share axis-1 geometry (rows, cols, T, L); only k may differ");
-  const bool fused_form = form == Form::mma || form == Form::gate_up;
+  const bool fused_form = form == Form::mma || form == Form::imma || form == Form::gate_up;
   require(form_supports(form, g, M, mode) && form_supports(form, u, M, mode) &&
               (fused_form || form == Form::expand_cublas || form == Form::reduce),
           form, g, M, mode, "gate_up_swiglu");
   const TrellisTensorView w[2] = {gate, up};
   switch (form) {
-    case Form::mma: {
-      const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count());
+    case Form::mma:
+    case Form::imma: {
+      const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count(), form == Form::imma);
       detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
                                ctx.stream());
       break;

@@ -12,12 +12,13 @@
 
 namespace trellis::cuda::detail {
 
-// Shared memory of the tensor-core kernels: staged activations (M rows of
-// `stride` halves), their per-row info (2 floats per row) and the staging
+// Shared memory of the tensor-core kernels: staged activations (axis 1:
+// `operand_bytes` of fp16 or byte operand rows; axis 0: M rows of `stride`
+// halves), their per-row info (2 x kMmaMaxM floats) and the staging
 // reductions' scratch (one float per thread plus one per row); axis 0 adds
 // its block sums (256 columns x M floats per warp).
-constexpr int mma_axis1_smem_bytes(int M, int stride) {
-  return M * stride * 2 + (2 * kMmaMaxM + kAxis1Threads + kMmaMaxM) * 4;
+constexpr int axis1_smem_bytes(int operand_bytes) {
+  return operand_bytes + (2 * kMmaMaxM + kAxis1Threads + kMmaMaxM) * 4;
 }
 constexpr int mma_axis0_smem_bytes(int M, int stride) {
   return (kMmaWarps * 256 * M + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + M * stride * 2;
@@ -30,11 +31,13 @@ struct SplitScratch {
 };
 
 // Tensor-core, axis 1: one projection (plain output) or two (gate, up → SwiGLU tail).
+// byte_operands: the integer form (imma, mma_axis1.cu), else fp16 operands (mma).
 struct MmaAxis1Plan {
-  int tiles, chunks_per_tile, chunks, warps, blocks, max_contrib, xf_stride, smem_bytes;
+  bool byte_operands;
+  int tiles, chunks_per_tile, chunks, warps, blocks, max_contrib, partial_cols, xf_stride, smem_bytes;
   std::size_t partial_floats;  // split-tile partials this launch may need
 };
-MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);
+MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count, bool byte_operands);
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                       uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
 

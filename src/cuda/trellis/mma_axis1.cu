@@ -28,17 +28,32 @@
 //
 // M range 1..8 with M·(cols + 32) halves in kAxis1StageBytes; rows a multiple
 // of 8; cols a multiple of 256 (T = 256).
+//
+// Integer operands (form imma, M 1..4): the same chunk walk, but the MMA is
+// m16n8k32 with A = the four bytes of each weight's 1MAD hash (unsigned) and
+// B = x as 15-bit fixed point split into two int8 halves, each replicated over
+// the four bytes of a word (stage_bytes.cuh): operand column 2m holds row m's
+// high half, 2m + 1 its low half. The tensor core so forms the byte sum (no
+// IDP4A, no fp16 conversion per weight: per weight one funnel shift, one mask
+// and one IMAD remain) and accumulates exactly in int32. Lane (g, q) holds
+// D[row][2q], D[row][2q+1]: activation row q's two halves. Per output:
+//   out_mr = (256·D_hi + D_lo − 510·Σ_c q_mc) · (1/S_m) · f_r   (int64, then fp32).
+// Step s of a chunk's 16 MMAs: K slot q ↔ run position 2s, slot q+4 ↔ 2s+1 of
+// lane q's run (column 32q + 2s, 32q + 2s + 1), for A and B alike.
+// The int32 sums stay exact for cols ≤ 16384 (|D_hi| ≤ cols·1020·127 < 2^31).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
 #include "run_decode.cuh"
 #include "split_k.cuh"
+#include "stage_bytes.cuh"
 #include "stage_smem.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
@@ -51,9 +66,10 @@ struct Axis1Args {
   const uint32_t* codes[2];
   const __half* scales[2];
   const __nv_bfloat16* x;  // [M][cols]
-  int M, xf_stride;        // staged row stride in halves
+  int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
   int chunks, chunks_per_tile, warps, max_contrib;
-  float* partials;  // [tiles][max_contrib][NPROJ][16][M]
+  int partial_cols;  // per output row of a split tile: M (fp16) or 2M (int, one per operand column)
+  float* partials;   // [tiles][max_contrib][NPROJ][16][partial_cols] (int32 bits for byte operands)
   unsigned* counters;
   __nv_bfloat16* out;  // [M][rows]
   SwigluTail tail;
@@ -78,12 +94,23 @@ __device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
   return int(((x + 1) * warps + chunks - 1) / chunks - 1);
 }
 
-template <int K0, int K1, int NPROJ>
+// 32-bit storage of a partial sum, and back.
+__device__ __forceinline__ uint32_t to_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ uint32_t to_bits(int v) { return uint32_t(v); }
+template <typename Acc>
+__device__ __forceinline__ Acc from_bits(uint32_t b) {
+  if constexpr (std::is_same_v<Acc, float>) return __uint_as_float(b);
+  else return int(b);
+}
+
+template <bool kInt, int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
+  using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
-  __half* xf = reinterpret_cast<__half*>(smem);
-  float* info = reinterpret_cast<float*>(xf + size_t(a.M) * a.xf_stride);
+  // Shared memory: the staged operand rows, then 2·kMmaMaxM info floats, then the staging scratch.
+  const size_t operand_bytes = kInt ? size_t(2 * a.M) * a.xf_stride * 4 : size_t(a.M) * a.xf_stride * 2;
+  float* info = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + operand_bytes);
   float* scratch = info + 2 * kMmaMaxM;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
@@ -116,40 +143,72 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   int tile = c_beg / cpt, rem = c_beg - tile * cpt;
   // The first chunk's words are in flight while the block stages x.
   if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
-  stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
+  // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand column g = 2m + half).
+  bool has_x;
+  const uint4* xrow;
+  if constexpr (kInt) {
+    uint32_t* words = reinterpret_cast<uint32_t*>(smem);
+    stage_bytes_block(a.x, C, a.M, words, a.xf_stride, reinterpret_cast<int*>(info), info + kMmaMaxM, scratch);
+    has_x = g < 2 * a.M;
+    xrow = reinterpret_cast<const uint4*>(words + size_t(has_x ? g : 0) * a.xf_stride) + q;
+  } else {
+    __half* xf = reinterpret_cast<__half*>(smem);
+    stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
+    has_x = g < a.M;
+    xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
+  }
   if (c_beg >= c_end) return;
 
-  const bool has_x = g < a.M;
-  const uint4* xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
   // Two accumulator sets per projection (even and odd MMA steps) halve the
   // chain of dependent MMAs; they are added once, in a fixed order.
-  float acc[NPROJ][4], acc_odd[NPROJ][4];
+  Acc acc[NPROJ][4], acc_odd[NPROJ][4];
 #pragma unroll
   for (int p = 0; p < NPROJ; ++p)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = 0.0f;
+    for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = Acc(0);
 
   for (int c = c_beg; c < c_end; ++c) {
     int ntile = tile, nrem = rem + 1;
     if (nrem == cpt) ++ntile, nrem = 0;
     if (c + 1 < c_end) load_chunk(ntile, nrem, ng0, ng1, nu0, nu1);
-    uint32_t xw[16];
+    if constexpr (kInt) {
+      // Word 4s'+i of the lane's slot group: column 32q + 4s' + i of half block `rem`.
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint4 v = has_x ? xrow[rem * 16 + 4 * i] : make_uint4(0u, 0u, 0u, 0u);
-      xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
-    }
+      for (int sp = 0; sp < 8; ++sp) {
+        const uint4 v = has_x ? xrow[rem * 32 + 4 * sp] : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
-    for (int s = 0; s < 8; ++s) {
-      float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
-      mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
-                    biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
-                    xw[2 * s + 1]);
-      if constexpr (NPROJ == 2) {
-        float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
-        mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
-                      biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+        for (int h = 0; h < 2; ++h) {
+          const int j = 4 * sp + 2 * h;  // run positions j, j + 1: K slots q, q + 4
+          const uint32_t b0 = h ? v.z : v.x, b1 = h ? v.w : v.y;
+          int(&ag)[4] = h ? acc_odd[0] : acc[0];
+          mma_u8s8_16832(ag, run_hash<K0>(g0, j, mask), run_hash<K0>(g1, j, mask), run_hash<K0>(g0, j + 1, mask),
+                         run_hash<K0>(g1, j + 1, mask), b0, b1);
+          if constexpr (NPROJ == 2) {
+            int(&au)[4] = h ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+            mma_u8s8_16832(au, run_hash<K1>(u0, j, mask), run_hash<K1>(u1, j, mask), run_hash<K1>(u0, j + 1, mask),
+                           run_hash<K1>(u1, j + 1, mask), b0, b1);
+          }
+        }
+      }
+    } else {
+      uint32_t xw[16];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint4 v = has_x ? xrow[rem * 16 + 4 * i] : make_uint4(0u, 0u, 0u, 0u);
+        xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
+        mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+                      biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
                       xw[2 * s + 1]);
+        if constexpr (NPROJ == 2) {
+          float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+          mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+                        biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+                        xw[2 * s + 1]);
+        }
       }
     }
 #pragma unroll
@@ -167,35 +226,37 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 #pragma unroll
     for (int p = 0; p < NPROJ; ++p)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[p][e] += acc_odd[p][e], acc_odd[p][e] = 0.0f;
+      for (int e = 0; e < 4; ++e) acc[p][e] += acc_odd[p][e], acc_odd[p][e] = Acc(0);
     const int r0 = tile * kTileRows + g, r1 = r0 + 8;
     const long long first = (long long)tile * cpt;
     const int owner0 = chunk_owner(first, a.chunks, a.warps);
     const int contributors = chunk_owner(first + cpt - 1, a.chunks, a.warps) - owner0 + 1;
     bool write = true;
-    // Entry e of the accumulators: row (e < 2 ? r0 : r1), activation row 2q + (e & 1).
+    // Entry e of the accumulators: row (e < 2 ? r0 : r1), column 2q + (e & 1) of
+    // the MMA's D (fp16: activation row; bytes: operand column).
     if (contributors > 1) {
-      float* slots = a.partials + size_t(tile) * a.max_contrib * NPROJ * kTileRows * a.M;
-      float* mine = slots + size_t(w - owner0) * NPROJ * kTileRows * a.M;
+      const int pc = a.partial_cols;
+      uint32_t* slots = reinterpret_cast<uint32_t*>(a.partials) + size_t(tile) * a.max_contrib * NPROJ * kTileRows * pc;
+      uint32_t* mine = slots + size_t(w - owner0) * NPROJ * kTileRows * pc;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int ri = e < 2 ? g : g + 8, m = 2 * q + (e & 1);
-        if (m < a.M) {
+        const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
+        if (col < pc) {
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * a.M + m] = acc[p][e];
+          for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * pc + col] = to_bits(acc[p][e]);
         }
       }
       write = arrive_last(a.counters + tile, unsigned(contributors));
       if (write) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int ri = e < 2 ? g : g + 8, m = 2 * q + (e & 1);
-          if (m < a.M) {
+          const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
+          if (col < pc) {
 #pragma unroll
             for (int p = 0; p < NPROJ; ++p) {
-              float sum = 0.0f;
+              Acc sum = Acc(0);
               for (int j = 0; j < contributors; ++j)
-                sum += __ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * a.M + ri * a.M + m);
+                sum += from_bits<Acc>(__ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * pc + ri * pc + col));
               acc[p][e] = sum;
             }
           }
@@ -203,49 +264,73 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
       }
     }
     if (write) {
+      if constexpr (kInt) {
+        // Activation row q: entries 2rr (high half) and 2rr + 1 (low half) of row r0 / r1.
+        if (q < a.M) {
+          const long long bias = (long long)kCodeBias * reinterpret_cast<const int*>(info)[q];
+          const float unscale = info[kMmaMaxM + q];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
-        if (row >= R || m >= a.M) continue;
-        const float xsum = info[2 * m], unscale = info[2 * m + 1];
-        float v[NPROJ];
+          for (int rr = 0; rr < 2; ++rr) {
+            const int row = rr ? r1 : r0;
+            if (row >= R) continue;
+            float v[NPROJ];
 #pragma unroll
-        for (int p = 0; p < NPROJ; ++p)
-          v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
-        float y;
-        if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
-        else y = v[0];
-        a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+            for (int p = 0; p < NPROJ; ++p) {
+              const long long t = 256LL * acc[p][2 * rr] + acc[p][2 * rr + 1] - bias;
+              v[p] = float(t) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
+            }
+            float y;
+            if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
+            else y = v[0];
+            a.out[size_t(q) * R + row] = __float2bfloat16_rn(y);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = e < 2 ? r0 : r1, m = 2 * q + (e & 1);
+          if (row >= R || m >= a.M) continue;
+          const float xsum = info[2 * m], unscale = info[2 * m + 1];
+          float v[NPROJ];
+#pragma unroll
+          for (int p = 0; p < NPROJ; ++p)
+            v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
+          float y;
+          if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
+          else y = v[0];
+          a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+        }
       }
     }
 #pragma unroll
     for (int p = 0; p < NPROJ; ++p)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[p][e] = 0.0f;
+      for (int e = 0; e < 4; ++e) acc[p][e] = Acc(0);
     tile = ntile, rem = nrem;
   }
 }
 
-template <int K0, int K1, int NPROJ>
+template <bool kInt, int K0, int K1, int NPROJ>
 void launch(const Axis1Args& a, int blocks, int smem_bytes, cudaStream_t stream) {
   // Past 48 KB of shared memory the kernel needs the opt-in, raised once to the most any plan uses.
-  static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<K0, K1, NPROJ>,
+  static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<kInt, K0, K1, NPROJ>,
                                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         mma_axis1_smem_bytes(kMmaMaxM, kAxis1StageBytes / 16));
+                                                         axis1_smem_bytes(kAxis1StageBytes));
   if (raised != cudaSuccess)
     throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-  mma_axis1_kernel<K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
+  mma_axis1_kernel<kInt, K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
 }
 
 using Launcher = void (*)(const Axis1Args&, int, int, cudaStream_t);
 
+template <bool kInt>
 Launcher pick(int k0, int k1, int nproj) {
 #define TRELLIS_CASE(A, B) \
-  if (k0 == A && k1 == B) return launch<A, B, 2>;
+  if (k0 == A && k1 == B) return launch<kInt, A, B, 2>;
   if (nproj == 1) {
-    if (k0 == 2) return launch<2, 2, 1>;
-    if (k0 == 3) return launch<3, 3, 1>;
-    if (k0 == 4) return launch<4, 4, 1>;
+    if (k0 == 2) return launch<kInt, 2, 2, 1>;
+    if (k0 == 3) return launch<kInt, 3, 3, 1>;
+    if (k0 == 4) return launch<kInt, 4, 4, 1>;
     return nullptr;
   }
   TRELLIS_CASE(2, 2) TRELLIS_CASE(2, 3) TRELLIS_CASE(2, 4)
@@ -257,8 +342,9 @@ Launcher pick(int k0, int k1, int nproj) {
 
 }  // namespace
 
-MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count) {
+MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count, bool byte_operands) {
   MmaAxis1Plan p{};
+  p.byte_operands = byte_operands;
   p.tiles = int((g.rows + kTileRows - 1) / kTileRows);
   p.chunks_per_tile = int(g.cols / (kBlockT / 2));
   p.chunks = p.tiles * p.chunks_per_tile;
@@ -266,9 +352,11 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
   p.blocks = (p.warps + kAxis1Warps - 1) / kAxis1Warps;
   // A tile meets at most this many shares: the interior ones hold >= chunks/warps chunks each.
   p.max_contrib = p.chunks_per_tile / (p.chunks / p.warps) + 2;
-  p.partial_floats = std::size_t(p.tiles) * p.max_contrib * nproj * kTileRows * M;
-  p.xf_stride = int(g.cols) + 32;
-  p.smem_bytes = mma_axis1_smem_bytes(M, p.xf_stride);
+  p.partial_cols = byte_operands ? 2 * M : M;
+  p.partial_floats = std::size_t(p.tiles) * p.max_contrib * nproj * kTileRows * p.partial_cols;
+  // Row strides: cols + 32 halves (fp16) or cols + 16 words (bytes), for conflict-free fragment loads.
+  p.xf_stride = int(g.cols) + (byte_operands ? 16 : 32);
+  p.smem_bytes = axis1_smem_bytes(byte_operands ? 2 * M * p.xf_stride * 4 : M * p.xf_stride * 2);
   return p;
 }
 
@@ -288,12 +376,14 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.chunks_per_tile = plan.chunks_per_tile;
   a.warps = plan.warps;
   a.max_contrib = plan.max_contrib;
+  a.partial_cols = plan.partial_cols;
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.tail = tail;
-  const Launcher f = pick(w[0].geom.k, w[nproj - 1].geom.k, nproj);
-  if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
+  const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
+  const Launcher f = plan.byte_operands ? pick<true>(k0, k1, nproj) : pick<false>(k0, k1, nproj);
+  if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(k0));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }
 

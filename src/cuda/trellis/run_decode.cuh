@@ -82,6 +82,12 @@ __device__ __forceinline__ uint32_t run_state(const uint32_t (&w)[K + 1], int j,
   return win & mask;
 }
 
+// The 1MAD hash of position j of a run: its four bytes sum to y + 510.
+template <int K>
+__device__ __forceinline__ uint32_t run_hash(const uint32_t (&w)[K + 1], int j, uint32_t mask) {
+  return code_hash(run_state<K>(w, j, mask));
+}
+
 // binary16 bits of y(state) + 1534, in the low half of the result.
 __device__ __forceinline__ uint32_t biased_code_half(uint32_t state) {
   return __dp4a(code_hash(state), 0x01010101u, 0x6400u);

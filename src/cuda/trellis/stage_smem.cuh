@@ -68,22 +68,27 @@ __device__ __forceinline__ void group_values(const StageSlice& s, int j, uint4 r
 // Thread t works on row t % M (the first M·⌊threads/M⌋ threads). Reduces the
 // per-thread values of each row in a fixed order (warp m sums row m's values
 // lane-strided, then a shuffle tree) and returns the calling thread's row's.
-template <bool kMax>
-__device__ __forceinline__ float reduce_row(float v, int M, float* scratch) {
+// T is float (max or sum) or int (sum; exact). The scratch holds 4-byte values.
+template <bool kMax, typename T>
+__device__ __forceinline__ T reduce_row(T v, int M, float* scratch_floats) {
+  static_assert(sizeof(T) == 4);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per_row = int(blockDim.x) / M;
-  float* rows = scratch + blockDim.x;
+  T* scratch = reinterpret_cast<T*>(scratch_floats);
+  T* rows = scratch + blockDim.x;
   __syncthreads();  // scratch may still be read by a previous reduction
   scratch[threadIdx.x] = v;
   __syncthreads();
   if (warp < M) {
-    float r = 0.0f;  // |x| >= 0: also the max's identity
+    T r = 0;  // |x| >= 0: also the max's identity
     for (int i = lane; i < per_row; i += 32) {
-      const float x = scratch[warp + M * i];
-      r = kMax ? fmaxf(r, x) : r + x;
+      const T x = scratch[warp + M * i];
+      if constexpr (kMax) r = fmaxf(r, x);
+      else r += x;
     }
     for (int o = 16; o; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, r, o);
-      r = kMax ? fmaxf(r, other) : r + other;
+      const T other = __shfl_xor_sync(0xffffffffu, r, o);
+      if constexpr (kMax) r = fmaxf(r, other);
+      else r += other;
     }
     if (lane == 0) rows[warp] = r;
   }

@@ -36,24 +36,27 @@ __device__ __forceinline__ int byte_operand_word(int c) {
   return (c & ~127) | (((c & 31) >> 2) << 4) | (((c >> 5) & 3) << 2) | (c & 3);
 }
 
-// x: [M][cols] bf16, 16-byte aligned rows (cols a multiple of 256). words:
-// 2M operand rows of `stride` words. info_sum[m] = Σ q_m, info_unscale[m] = 1/S_m.
+// x: [M][cols] bf16 (cols a multiple of 256). words: 2M operand rows of
+// `stride` words. info_sum[m] = Σ q_m, info_unscale[m] = 1/S_m.
 __device__ void stage_bytes_block(const __nv_bfloat16* x, int cols, int M, uint32_t* words, int stride,
                                   int* info_sum, float* info_unscale, float* scratch) {
+  using stage_impl::group_values;
+  using stage_impl::load_raw;
   using stage_impl::reduce_row;
+  const StageSlice slice{x, cols, 0, cols, cols, M, nullptr};
   const int groups = cols / 8, per_row = int(blockDim.x) / M;
   const int m = int(threadIdx.x) % M, first = int(threadIdx.x) / M;
   const int end = first < per_row ? groups : 0;  // threads past M·per_row only join the reductions
-  const uint4* src = reinterpret_cast<const uint4*>(x + size_t(m) * cols);
+  const bool vec = (cols % 8 == 0) && ((reinterpret_cast<uintptr_t>(x) & 15) == 0);
   float amax = 0.0f;
 #pragma unroll 4
   for (int j = first; j < end; j += per_row) {
-    const uint4 raw = __ldg(src + j);
-    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+    float v[8];
+    group_values(slice, j, load_raw(slice, m, j, vec), v);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       // A NaN or infinity makes the max infinite (fmaxf alone would drop a NaN).
-      const float a = fabsf(__uint_as_float((e & 1) ? (w[e / 2] & 0xffff0000u) : (w[e / 2] << 16)));
+      const float a = fabsf(v[e]);
       amax = a <= 3.0e38f ? fmaxf(amax, a) : INFINITY;
     }
   }
@@ -67,13 +70,12 @@ __device__ void stage_bytes_block(const __nv_bfloat16* x, int cols, int M, uint3
   int sum = 0;
 #pragma unroll 2
   for (int j = first; j < end; j += per_row) {
-    const uint4 raw = __ldg(src + j);
-    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+    float v[8];
+    group_values(slice, j, load_raw(slice, m, j, vec), v);
     uint32_t hi[8], lo[8];
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      const float v = __uint_as_float((e & 1) ? (w[e / 2] & 0xffff0000u) : (w[e / 2] << 16));
-      const int qv = __float2int_rn(v * scale);
+      const int qv = __float2int_rn(v[e] * scale);
       const int l = ((qv + 128) & 255) - 128;
       sum += qv;
       hi[e] = (uint32_t((qv - l) >> 8) & 255u) * 0x01010101u;

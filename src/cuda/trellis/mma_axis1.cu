@@ -88,6 +88,16 @@ struct Axis1Slot {
   __device__ __forceinline__ int operator()(int j) const { return (j & ~15) | ((j & 3) << 2) | ((j >> 2) & 3); }
 };
 
+// Byte operands: column c = 128·b + 32·q + j (half block b, lane q's run,
+// position j) at word 128·b + 16·(j/4) + 4·q + j%4, so a lane's words for run
+// positions 4s'..4s'+3 are one 16-byte load; with the row stride ≡ 16 (mod
+// 32) words, a quarter warp (operand rows n, n+1 × q = 0..3) hits 32 banks.
+struct Axis1ByteSlot {
+  __device__ __forceinline__ int operator()(int c) const {
+    return (c & ~127) | (((c & 31) >> 2) << 4) | (((c >> 5) & 3) << 2) | (c & 3);
+  }
+};
+
 // The warp that owns chunk x when `chunks` are shared by `warps` as
 // [w·chunks/warps, (w+1)·chunks/warps).
 __device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
@@ -148,7 +158,8 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   const uint4* xrow;
   if constexpr (kInt) {
     uint32_t* words = reinterpret_cast<uint32_t*>(smem);
-    stage_bytes_block(a.x, C, a.M, words, a.xf_stride, reinterpret_cast<int*>(info), info + kMmaMaxM, scratch);
+    stage_bytes_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, words, a.xf_stride, reinterpret_cast<int*>(info),
+                      info + kMmaMaxM, scratch, Axis1ByteSlot{});
     has_x = g < 2 * a.M;
     xrow = reinterpret_cast<const uint4*>(words + size_t(has_x ? g : 0) * a.xf_stride) + q;
   } else {

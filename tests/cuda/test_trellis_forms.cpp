@@ -192,8 +192,9 @@ TEST(FormSelection, DefaultsAndRejections) {
   EXPECT_EQ(cuda::default_form(g, 9), Form::expand_cublas);
   EXPECT_EQ(cuda::default_gate_up_form(g, g, 1), Form::imma);
   EXPECT_EQ(cuda::default_gate_up_form(g, g, 8), Form::mma);
-  // imma: axis 1, M <= 4, 2M operand rows of cols + 16 words in the staging budget, cols <= 16384.
-  EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 0, 5120, 17408), 1, Numerics::factored));
+  // imma: M <= 4; axis 1 with 2M operand rows of cols + 16 words in the staging budget, cols <= 16384.
+  EXPECT_TRUE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 0, 5120, 17408), 4, Numerics::factored));
+  EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 0, 5120, 17408), 5, Numerics::factored));
   EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 16640), 1, Numerics::factored));
   EXPECT_FALSE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 8192), 4, Numerics::factored));
   EXPECT_TRUE(cuda::form_supports(Form::imma, make_geometry(3, 12, 256, 1, 1024, 8192), 2, Numerics::factored));

@@ -23,7 +23,7 @@ enum class Form {
   scatter,        // axis 0, CUDA cores, M 1..4: split-K over stored rows
   gate_up,        // fused gate/up/SwiGLU on CUDA cores, M 1..8
   mma,            // tensor cores, M 1..8: each weight decoded once for all rows
-  imma,           // tensor cores, axis 1, M 1..4: the MMA sums each weight's hash bytes (int8)
+  imma,           // tensor cores, M 1..4: the MMA sums each weight's hash bytes (int8 x fixed-point x)
   expand_cublas,  // decode to bf16, then cuBLAS: any M, always correct
 };
 const char* to_string(Form f);

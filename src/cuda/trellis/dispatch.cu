@@ -32,14 +32,15 @@ bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > 
 
 // The tensor-core forms decode T = 256 blocks (compile-time shifts and
 // offsets); axis 1 stages all of x in shared memory (fp16: M rows of cols + 32
-// halves; bytes: 2M rows of cols + 16 words, exact int32 sums for cols <= 16384).
+// halves; bytes: 2M rows of cols + 16 words, exact int32 sums for cols <= 16384;
+// axis 0 stages row segments the plan sizes to fit).
 bool mma_fits(const TrellisGeometry& g, int M) {
   if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
   return g.axis == 0 || std::size_t(M) * (g.cols + 32) * 2 <= std::size_t(kAxis1StageBytes);
 }
 bool imma_fits(const TrellisGeometry& g, int M) {
-  return decodable(g) && g.T == 256 && g.axis == 1 && g.rows % 8 == 0 && g.cols % 256 == 0 && g.cols <= 16384 &&
-         std::size_t(2 * M) * (g.cols + 16) * 4 <= std::size_t(kAxis1StageBytes);
+  if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
+  return g.axis == 0 || (g.cols <= 16384 && std::size_t(2 * M) * (g.cols + 16) * 4 <= std::size_t(kAxis1StageBytes));
 }
 
 void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {
@@ -76,7 +77,7 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
     detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.tiles),
                              ctx.stream());
   } else {
-    const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
+    const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count(), bytes);
     detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
   }
 }

@@ -5,10 +5,11 @@ usage: sass_loop_stats.py FILE.sass [--json OUT.json]
 
 For every function in `cuobjdump --dump-sass` output, the decode loop is the
 innermost loop (the shortest backward-branch span) that contains tensor-core
-MMAs (HMMA); its instructions are counted by opcode. Every m16n8k16 HMMA
-consumes 16 x 16 decoded weights of the warp, 8 per lane, so the loop decodes
-8 x (its HMMA count) weights per lane per iteration, however the compiler
-unrolled or split it.
+MMAs (HMMA or IMMA); its instructions are counted by opcode. Every m16n8k16
+HMMA consumes 16 x 16 decoded weights of the warp, 8 per lane; every m16n8k32
+IMMA of the imma form 16 x 8 weights (four hash bytes each), 4 per lane. So
+the loop decodes 8 x HMMA + 4 x IMMA weights per lane per iteration, however
+the compiler unrolled or split it.
 """
 import collections
 import json
@@ -44,14 +45,14 @@ def main():
                 t = re.search(r"0x([0-9a-f]+)", args)
                 if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
                     j = addr_index[int(t.group(1), 16)]
-                    has_decode = any(o.startswith("HMMA") for _, o, _ in ins[j:i + 1])
+                    has_decode = any(o.startswith(("HMMA", "IMMA")) for _, o, _ in ins[j:i + 1])
                     if has_decode and (best is None or i - j < best[1] - best[0]):
                         best = (j, i)
         if not best:
             continue
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
-        w = 8 * ops["HMMA"]
+        w = 8 * ops["HMMA"] + 4 * ops["IMMA"]
         entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common())}
         if w:
             entry["weights_per_lane_per_iteration"] = w

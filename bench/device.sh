@@ -14,12 +14,19 @@ set -uo pipefail
 source "$(dirname "$0")/device_steps.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
 
-cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 &&
-  cmake --build build/device -j 16 --target test_trellis_forms trellis_kernels_bench >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+# DEVICE_BUILD: an already configured build directory to use instead (e.g. the
+# full tree bench/runtime_device.sh built); else build/device, kernels only.
+BUILD=${DEVICE_BUILD:-build/device}
+if [[ -z ${DEVICE_BUILD:-} ]]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 ||
+    { tail -50 "$OUT/build.log"; exit 1; }
+fi
+cmake --build "$BUILD" -j 16 --target test_trellis_forms trellis_kernels_bench >>"$OUT/build.log" 2>&1 ||
+  { tail -50 "$OUT/build.log"; exit 1; }
 echo "build ok"
 
 if has sass; then
-  for o in build/device/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce}.cu.o; do
+  for o in $BUILD/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce}.cu.o; do
     cuobjdump --dump-sass --gpu-architecture sm_90a "$o" >"/tmp/$(basename "$o" .cu.o).sass" 2>&1
   done
   cat /tmp/mma_axis1.sass /tmp/mma_axis0.sass >/tmp/mma.sass
@@ -27,20 +34,20 @@ if has sass; then
   cp /tmp/mma.sass "$OUT/mma_sass.txt"
 fi
 if has tests; then
-  ./build/device/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40
-  compute-sanitizer --tool memcheck --error-exitcode 9 ./build/device/tests/cuda/test_trellis_forms \
+  ./$BUILD/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./$BUILD/tests/cuda/test_trellis_forms \
     --gtest_filter='*264x768*:*768x264*' >"$OUT/memcheck.log" 2>&1
   echo "memcheck exit $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/memcheck.log") clean summaries)"; tail -3 "$OUT/memcheck.log"
 fi
 if has bench; then
-  ./build/device/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1
+  ./$BUILD/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1
 fi
 if has ncu; then
   sections="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats
             --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats --section MemoryWorkloadAnalysis"
   for k in mma_axis1 mma_axis0; do
     ncu --clock-control none $sections -k regex:"$k" --launch-skip 12 --launch-count 1 \
-        ./build/device/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >>"$OUT/ncu.txt" 2>&1
+        ./$BUILD/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >>"$OUT/ncu.txt" 2>&1
   done
   grep -E "  [a-z_]+kernel|Duration|Issue Slots Busy|Issued Ipc Active|Registers Per|Achieved Occupancy|No Eligible|Eligible Warps Per|Memory Throughput|Compute \(SM\) Throughput|L1/TEX Hit|Mem Busy|Max Bandwidth" "$OUT/ncu.txt" | head -80
 fi

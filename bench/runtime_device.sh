@@ -8,16 +8,17 @@
 #            window (1025 tokens), CPU and CUDA, against transformers' 114.62
 #   bench    trellis synth --like qwen3-14b --bits 3 to /tmp/q14, trellis run
 #            --device cuda on a 512-token prompt with 256 tokens generated
-#            (greedy), CUDA graphs on and off; then the same prompt with 64
-#            tokens generated under TRELLIS_PROFILE (every op timed on the GPU)
-#   quality  issue 6's L = 16 rows of the quality sweep (k = 3, 4; with and
-#            without --rotate), quantized by the CUDA encoder and scored on
+#            (greedy), CUDA graphs on and off
+#   profile  (after bench) the same prompt with 64 tokens generated under
+#            TRELLIS_PROFILE (every op timed on the GPU)
+#   quality  issue 6's missing L = 16 rows of the quality sweep (k = 4 with and
+#            without --rotate, k = 3 with it), quantized by the CUDA encoder and scored on
 #            this machine's CPUs; the per-run JSON in $OUT/quality_L16.tar.gz
 #            (merge here: unpack into the sweep's work dir, rerun the sweep)
 # Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, runtime_log.txt.
-#   bench/runtime_device.sh [tests|eval|bench|quality|all]...   (default: all)
+#   bench/runtime_device.sh [tests|eval|bench|profile|quality|all]...   (default: all)
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
@@ -125,15 +126,21 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(doc, indent=1))
 PY
+fi
+if has profile; then
   # Where a decode step's and the prompt's GPU time goes: every op timed by CUDA events (after a warm-up).
+  [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "profile: run the bench step first"; exit 1; }
   # 64 generated tokens: every op's events and the host's per-span bookkeeping make a profiled step slower.
-  TRELLIS_PROFILE="$OUT/h200_runtime_profile.json" timeout 150 $B/trellis run -m /tmp/q14 --device cuda \
+  TRELLIS_PROFILE="$OUT/h200_runtime_profile.json" timeout 90 $B/trellis run -m /tmp/q14 --device cuda \
     -p "$(cat /tmp/prompt512.txt)" -n 64 --temp 0 >/tmp/profile_stdout.txt 2>"$OUT/runtime_profile.txt"
   echo "profile exit $? after $(wc -c </tmp/profile_stdout.txt) bytes of output" | tee -a "$LOG"
   grep -A40 "^decode:" "$OUT/runtime_profile.txt" | head -45
 fi
 if has quality; then
-  bench/quality_sweep.sh -b $B -d cuda -L 16 -k "3 4" -r "0 1" -w /tmp/quality -C "${COMMIT:-$(git rev-parse --short HEAD)}" -n \
-    2>&1 | tee -a "$LOG" | grep -E "^k[0-9]"
+  # the rows docs/QUALITY.md still lacks: k = 4 with and without --rotate, k = 3 with it
+  for sel in "-k 4 -r 0" "-k 4 -r 1" "-k 3 -r 1"; do
+    bench/quality_sweep.sh -b $B -d cuda -L 16 $sel -w /tmp/quality -C "${COMMIT:-$(git rev-parse --short HEAD)}" -n \
+      2>&1 | tee -a "$LOG" | grep -E "^k[0-9]"
+  done
   (cd /tmp/quality && tar czf "$OUT/quality_L16.tar.gz" ./*.json ./*.log ./*.commit ./*.nice)
 fi

@@ -7,7 +7,7 @@
 // while the host queues the forward, so every op's events then time its
 // kernels back to back, not the host's launch gaps. The hold of a phase is
 // 2 x the host time the previous forward of that phase took to queue, plus
-// 2 ms, within [2 ms, 1 s] (first forward: 200 ms prefill, 20 ms decode). A
+// 2 ms, within [2 ms, 50 ms] (first forward: 200 ms prefill, 20 ms decode). A
 // forward counts as "held" when the host had queued it (enqueued(), called
 // before to_host's blocking copy) before its hold ended on the host clock;
 // the GPU times of a forward that was not held include launch gaps.

@@ -9,7 +9,9 @@ MMAs (HMMA or IMMA); its instructions are counted by opcode. Every m16n8k16
 HMMA consumes 16 x 16 decoded weights of the warp, 8 per lane; every m16n8k32
 IMMA of the imma form 16 x 8 weights (four hash bytes each), 4 per lane. So
 the loop decodes 8 x HMMA + 4 x IMMA weights per lane per iteration, however
-the compiler unrolled or split it.
+the compiler unrolled or split it. The loop the branches delimit can hold the
+per-tile epilogue too (taken once per tile), so the decode span, first to last
+MMA of the loop, is reported as well: the per-weight work alone.
 """
 import collections
 import json
@@ -53,13 +55,21 @@ def main():
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
         w = 8 * ops["HMMA"] + 4 * ops["IMMA"]
-        entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common())}
+        # The decode span: first to last MMA of the loop (the per-weight work
+        # without the loop's loads, bookkeeping and rarely taken epilogue).
+        mmas = [i for i, (_, op, _) in enumerate(body) if op.startswith(("HMMA", "IMMA"))]
+        span = body[mmas[0]:mmas[-1] + 1]
+        span_ops = collections.Counter(op.split(".")[0] for _, op, _ in span)
+        entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common()),
+                 "decode_span_instructions": len(span), "decode_span_by_opcode": dict(span_ops.most_common())}
         if w:
             entry["weights_per_lane_per_iteration"] = w
             entry["instructions_per_weight"] = round(len(body) / w, 3)
+            entry["decode_span_instructions_per_weight"] = round(len(span) / w, 3)
         out[name] = entry
-        print(f"{name[:90]}: {len(body)} instr/iter" + (f", {len(body)/w:.2f} per weight" if w else ""))
-        print("   ", ", ".join(f"{k} {v}" for k, v in ops.most_common(12)))
+        print(f"{name[:100]}: loop {len(body)} instr" + (f" ({len(body)/w:.2f} per weight), decode span "
+                                                        f"{len(span)} ({len(span)/w:.2f} per weight)" if w else ""))
+        print("    span:", ", ".join(f"{k} {v}" for k, v in span_ops.most_common(10)))
     if "--json" in sys.argv:
         json.dump(out, open(sys.argv[sys.argv.index("--json") + 1], "w"), indent=1)
 

@@ -183,6 +183,54 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GateUpForms,
                                                               std::pair{2, 4}, std::pair{4, 3})),
                          gate_up_name);
 
+// imma carries x as 15-bit fixed point scaled to each row's (axis 1) or
+// segment's (axis 0) largest |x|: an outlier 100x the rms coarsens every other
+// element's step to ≈ 100·rms/32639, which must stay inside the factored bound.
+TEST(ImmaNumerics, OutlierActivationsStayWithinTheFactoredBound) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  auto rng = fresh_rng("ImmaOutliers");
+  cuda::Context ctx;
+  for (int axis : {1, 0}) {
+    const TrellisGeometry g = make_geometry(3, 12, 256, axis, 5120, 5120);
+    RandomTrellis w(g, rng);
+    const int M = 4;
+    DeviceBf16 x(size_t(M * 5120)), y(size_t(M * 5120));
+    x.randomize(rng);
+    for (int m = 0; m < M; ++m) x.host[size_t(m) * 5120 + size_t(97 * (m + 1))] = float_to_bf16(m % 2 ? -100.0f : 100.0f);
+    x.upload();
+    const auto ref = reference_linear(w.host(), x.host, M);
+    y.poison();
+    cuda::linear(ctx, w.device(), x.dev, M, y.dev, Form::imma, Numerics::factored);
+    TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+    y.download();
+    EXPECT_LE(relative_error(y.host, ref, size_t(M * 5120)), bound(Numerics::factored)) << "axis " << axis;
+  }
+}
+
+// A NaN in one activation row makes that row's outputs NaN (the fixed-point
+// staging must not turn it into a number) and leaves the other rows exact.
+TEST(ImmaNumerics, NanRowGivesNanOutputsOnlyThere) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  auto rng = fresh_rng("ImmaNan");
+  cuda::Context ctx;
+  const TrellisGeometry g = make_geometry(2, 12, 256, 1, 1024, 5120);
+  RandomTrellis w(g, rng);
+  const int M = 2;
+  DeviceBf16 x(size_t(M * 5120)), y(size_t(M * 1024));
+  x.randomize(rng);
+  const auto ref = reference_linear(w.host(), x.host, M);
+  x.host[1234] = 0x7fc0;  // row 0: a quiet NaN
+  x.upload();
+  y.poison();
+  cuda::linear(ctx, w.device(), x.dev, M, y.dev, Form::imma, Numerics::factored);
+  TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+  y.download();
+  EXPECT_TRUE(std::all_of(y.host.begin(), y.host.begin() + 1024, [](uint16_t v) { return std::isnan(bf16_to_float(v)); }));
+  const std::vector<uint16_t> row1(y.host.begin() + 1024, y.host.end());
+  const std::vector<double> ref1(ref.begin() + 1024, ref.end());
+  EXPECT_LE(relative_error(row1, ref1, 1024), bound(Numerics::factored));
+}
+
 TEST(FormSelection, DefaultsAndRejections) {
   const TrellisGeometry g = make_geometry(3, 12, 256, 1, 17408, 5120);
   EXPECT_EQ(cuda::default_form(g, 1), Form::imma);

@@ -46,8 +46,9 @@ DeviceBf16::~DeviceBf16() { cudaFree(dev); }
 void DeviceBf16::randomize(std::mt19937_64& rng) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   for (auto& v : host) v = float_to_bf16(d(rng));
-  cudaMemcpy(dev, host.data(), host.size() * 2, cudaMemcpyHostToDevice);
+  upload();
 }
+void DeviceBf16::upload() { cudaMemcpy(dev, host.data(), host.size() * 2, cudaMemcpyHostToDevice); }
 void DeviceBf16::poison() { cudaMemset(dev, 0xff, host.size() * 2); }
 void DeviceBf16::download() { cudaMemcpy(host.data(), dev, host.size() * 2, cudaMemcpyDeviceToHost); }
 

@@ -44,6 +44,7 @@ struct DeviceBf16 {
   DeviceBf16(const DeviceBf16&) = delete;
   DeviceBf16& operator=(const DeviceBf16&) = delete;
   void randomize(std::mt19937_64& rng);  // N(0,1) rounded to bf16, then uploaded
+  void upload();                         // host to the device
   void poison();                         // 0xFFFF (NaN) on the device
   void download();
 };

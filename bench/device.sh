@@ -2,7 +2,8 @@
 # One full GPU call: build the kernels-only tree, run the CUDA tests (JSON),
 # compute-sanitizer on the small cases, the kernel benchmark, and dump SASS
 # and an Nsight Compute profile of the decode kernels. Everything lands in $OUT.
-#   bench/device.sh [sass|tests|bench|ncu|all]...   (default: all; QUICK=1: M = 1, 8 only)
+#   (bench/device_session.sh runs this after bench/runtime_device.sh in one call)
+#   bench/device.sh [sass|tests|bench|ncu|all]...   (default: all; QUICK=1: M = 1, 4, 8 only)
 # To measure exactly one commit (not the work in progress of the shared tree),
 # pack it here and run the unpacked copy on the GPU machine:
 #   git archive --format=tar.gz -o .carry/head.tar.gz HEAD -- src include tests bench cmake \

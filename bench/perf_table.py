@@ -44,7 +44,9 @@ def kernels_section(doc):
 def kernels_confirmation(doc, full):
     """The quick re-run at a later commit: M = 1 and 8 of the tensor-core forms, next to the full table's."""
     base = {(r["op"], r["form"], r["k"], r["M"]): r["median_us"] for r in full["results"]}
-    out = [f"Re-run at commit {doc['commit']} (`bench/results/h200_trellis_kernels_quick.json`, M = 1 and 8, "
+    ms = sorted({r["M"] for r in doc["results"]})
+    out = [f"Re-run at commit {doc['commit']} (`bench/results/h200_trellis_kernels_quick.json`, M = "
+           f"{', '.join(map(str, ms))}, "
            f"same method) — the tensor-core forms, µs (mma: this commit / the table's commit {full['commit']}; "
            "imma, the integer form, serves M ≤ 4 and so has no M = 8 column; the M = 8 / M = 1 ratio is taken "
            "against the faster M = 1 form):", ""]

@@ -27,12 +27,12 @@ cmake --build "$BUILD" -j 16 --target test_trellis_forms trellis_kernels_bench >
 echo "build ok"
 
 if has sass; then
-  for o in $BUILD/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce}.cu.o; do
+  for o in $BUILD/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce,scatter}.cu.o; do
     cuobjdump --dump-sass --gpu-architecture sm_90a "$o" >"/tmp/$(basename "$o" .cu.o).sass" 2>&1
   done
-  cat /tmp/mma_axis1.sass /tmp/mma_axis0.sass >/tmp/mma.sass
-  python3 bench/sass_loop_stats.py /tmp/mma.sass --json "$OUT/sass_loop_stats.json" | head -40
-  cp /tmp/mma.sass "$OUT/mma_sass.txt"
+  cat /tmp/{mma_axis1,mma_axis0,reduce,scatter}.sass >/tmp/forms.sass
+  python3 bench/sass_loop_stats.py /tmp/forms.sass --json "$OUT/sass_loop_stats.json" | head -60
+  gzip -c /tmp/forms.sass >"$OUT/forms_sass.txt.gz"  # tens of MB as text
 fi
 if has tests; then
   ./$BUILD/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/cuda_tests.json" 2>&1 | tail -40

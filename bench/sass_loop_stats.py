@@ -9,7 +9,9 @@ MMAs (HMMA or IMMA); its instructions are counted by opcode. Every m16n8k16
 HMMA consumes 16 x 16 decoded weights of the warp, 8 per lane; every m16n8k32
 IMMA of the imma form 16 x 8 weights (four hash bytes each), 4 per lane. So
 the loop decodes 8 x HMMA + 4 x IMMA weights per lane per iteration, however
-the compiler unrolled or split it. The loop the branches delimit can hold the
+the compiler unrolled or split it. A CUDA-core form (reduce, gate_up,
+scatter) has no MMA: its decode loop is the innermost loop with IDP4A, one per
+weight. The loop the branches delimit can hold the
 per-tile epilogue too (taken once per tile), so the decode span, first to last
 MMA of the loop, is reported as well: the per-weight work alone.
 """
@@ -42,22 +44,27 @@ def main():
     for name, ins in parse(path).items():
         addr_index = {a: i for i, (a, _, _) in enumerate(ins)}
         best = None
-        for i, (a, op, args) in enumerate(ins):
-            if op.startswith("BRA"):
-                t = re.search(r"0x([0-9a-f]+)", args)
-                if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
-                    j = addr_index[int(t.group(1), 16)]
-                    has_decode = any(o.startswith(("HMMA", "IMMA")) for _, o, _ in ins[j:i + 1])
-                    if has_decode and (best is None or i - j < best[1] - best[0]):
-                        best = (j, i)
+        # Tensor-core loops first; a CUDA-core form's decode loop is the innermost one with IDP4A.
+        for marks in (("HMMA", "IMMA"), ("IDP",)):
+            for i, (a, op, args) in enumerate(ins):
+                if op.startswith("BRA"):
+                    t = re.search(r"0x([0-9a-f]+)", args)
+                    if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
+                        j = addr_index[int(t.group(1), 16)]
+                        has_decode = any(o.startswith(marks) for _, o, _ in ins[j:i + 1])
+                        if has_decode and (best is None or i - j < best[1] - best[0]):
+                            best = (j, i)
+            if best:
+                break
         if not best:
             continue
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
-        w = 8 * ops["HMMA"] + 4 * ops["IMMA"]
+        w = 8 * ops["HMMA"] + 4 * ops["IMMA"] or ops["IDP"]
         # The decode span: first to last MMA of the loop (the per-weight work
-        # without the loop's loads, bookkeeping and rarely taken epilogue).
-        mmas = [i for i, (_, op, _) in enumerate(body) if op.startswith(("HMMA", "IMMA"))]
+        # without the loop's loads, bookkeeping and rarely taken epilogue); a
+        # CUDA-core loop's span is the loop.
+        mmas = [i for i, (_, op, _) in enumerate(body) if op.startswith(("HMMA", "IMMA"))] or [0, len(body) - 1]
         span = body[mmas[0]:mmas[-1] + 1]
         span_ops = collections.Counter(op.split(".")[0] for _, op, _ in span)
         entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common()),

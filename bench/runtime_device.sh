@@ -11,10 +11,12 @@
 #            (greedy), CUDA graphs on and off
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
-#   quality  issue 6's missing L = 16 rows of the quality sweep (k = 4 with and
-#            without --rotate, k = 3 with it), quantized by the CUDA encoder and scored on
-#            this machine's CPUs; the per-run JSON in $OUT/quality_L16.tar.gz
-#            (merge here: unpack into the sweep's work dir, rerun the sweep)
+#   quality  quality-sweep rows quantized by the CUDA encoder and scored on
+#            this machine's CPUs: by default the L = 16 rows of docs/QUALITY.md
+#            that were made this way (k = 4 with and without --rotate, k = 3
+#            with it); QUALITY_SELECT="-L 16 -k 2 -r 0;..." picks others. The
+#            per-run JSON in $OUT/quality.tar.gz (merge here: unpack into the
+#            sweep's work dir, rerun the sweep with the same selection)
 # Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, runtime_log.txt.
@@ -137,10 +139,11 @@ if has profile; then
   grep -A40 "^decode:" "$OUT/runtime_profile.txt" | head -45
 fi
 if has quality; then
-  # the rows docs/QUALITY.md still lacks: k = 4 with and without --rotate, k = 3 with it
-  for sel in "-k 4 -r 0" "-k 4 -r 1" "-k 3 -r 1"; do
-    bench/quality_sweep.sh -b $B -d cuda -L 16 $sel -w /tmp/quality -C "${COMMIT:-$(git rev-parse --short HEAD)}" -n \
+  IFS=';' read -ra selections <<<"${QUALITY_SELECT:--L 16 -k 4 -r 0;-L 16 -k 4 -r 1;-L 16 -k 3 -r 1}"
+  for sel in "${selections[@]}"; do
+    # shellcheck disable=SC2086  # the selection is a list of options
+    bench/quality_sweep.sh -b $B -d cuda $sel -w /tmp/quality -C "${COMMIT:-$(git rev-parse --short HEAD)}" -n \
       2>&1 | tee -a "$LOG" | grep -E "^k[0-9]"
   done
-  (cd /tmp/quality && tar czf "$OUT/quality_L16.tar.gz" ./*.json ./*.log ./*.commit ./*.nice)
+  (cd /tmp/quality && tar czf "$OUT/quality.tar.gz" ./*.json ./*.log ./*.commit ./*.nice)
 fi

@@ -34,13 +34,16 @@ bool decodable(const TrellisGeometry& g) { return g.k >= 2 && g.k <= 4 && g.L > 
 // offsets); axis 1 stages all of x in shared memory (fp16: M rows of cols + 32
 // halves; bytes: 2M rows of cols + 16 words, exact int32 sums for cols <= 16384;
 // axis 0 stages row segments the plan sizes to fit).
+bool tensor_core_geometry(const TrellisGeometry& g) {
+  return decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0;
+}
 bool mma_fits(const TrellisGeometry& g, int M) {
-  if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
-  return g.axis == 0 || std::size_t(M) * (g.cols + 32) * 2 <= std::size_t(kAxis1StageBytes);
+  return tensor_core_geometry(g) &&
+         (g.axis == 0 || std::size_t(M) * (g.cols + 32) * 2 <= std::size_t(kAxis1StageBytes));
 }
 bool imma_fits(const TrellisGeometry& g, int M) {
-  if (!(decodable(g) && g.T == 256 && g.rows % 8 == 0 && g.cols % 256 == 0)) return false;
-  return g.axis == 0 || (g.cols <= 16384 && std::size_t(2 * M) * (g.cols + 16) * 4 <= std::size_t(kAxis1StageBytes));
+  return tensor_core_geometry(g) &&
+         (g.axis == 0 || (g.cols <= 16384 && std::size_t(2 * M) * (g.cols + 16) * 4 <= std::size_t(kAxis1StageBytes)));
 }
 
 void require(bool ok, Form f, const TrellisGeometry& g, int M, Numerics mode, const char* op) {

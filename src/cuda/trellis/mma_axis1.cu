@@ -274,6 +274,13 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
         }
       }
     }
+    // Output (m, row) from the projections' values in real units: the tail, then bf16.
+    const auto emit = [&](int m, int row, const float(&v)[NPROJ]) {
+      float y;
+      if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
+      else y = v[0];
+      a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+    };
     if (write) {
       if constexpr (kInt) {
         // Activation row q: entries 2rr (high half) and 2rr + 1 (low half) of row r0 / r1.
@@ -290,10 +297,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
               const long long t = 256LL * acc[p][2 * rr] + acc[p][2 * rr + 1] - bias;
               v[p] = float(t) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
             }
-            float y;
-            if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
-            else y = v[0];
-            a.out[size_t(q) * R + row] = __float2bfloat16_rn(y);
+            emit(q, row, v);
           }
         }
       } else {
@@ -306,10 +310,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 #pragma unroll
           for (int p = 0; p < NPROJ; ++p)
             v[p] = (acc[p][e] - kHalfBias * xsum) * unscale * (__half2float(a.scales[p][row]) * kCodeRcp);
-          float y;
-          if constexpr (NPROJ == 2) y = swiglu_tail(a.tail, v[0], v[1]);
-          else y = v[0];
-          a.out[size_t(m) * R + row] = __float2bfloat16_rn(y);
+          emit(m, row, v);
         }
       }
     }

@@ -29,8 +29,7 @@
 // the byte sum and accumulates exactly in int32. K slot q ↔ stored row q + 4i
 // of the slab for MMA i = 0, 1 (slots q, q+4 ↔ rows q, q+4 and q+8, q+12): each
 // lane decodes rows q, q+4, q+8, q+12 at the same two column offsets, two MMAs
-// per run position (part of the states extracted on the FMA pipe, so that
-// the ALU and FMA pipes share the decode). Block sums stay integer (exact) until the segment's
+// per run position. Block sums stay integer (exact) until the segment's
 //   (256·D_hi + D_lo − 510·Σ_r q_mr) · (1/S_mS)
 // turns them into real units.
 #include <cuda_bf16.h>
@@ -57,7 +56,6 @@ struct Axis0Args {
   const __half* scales;
   const __nv_bfloat16* x;  // [M][rows]
   int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
-  WindowScale window;      // of geom.L
   int segments, slabs_per_segment;
   float* partials;  // [segments][cols][M]
   unsigned* counters;
@@ -182,21 +180,12 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     if constexpr (kInt) {
       const uint4 b = has_x ? *reinterpret_cast<const uint4*>(xrow + (sl - sbeg_seg) * kSlabRows)
                             : make_uint4(0u, 0u, 0u, 0u);
-      // Rows q+4 and q+12 take 6 of each run's 16 states on the FMA pipe
-      // (fma_state_positions): 24 of the lane's 128 weights per slab.
-      constexpr uint32_t on_fma = fma_state_positions<K, 16, 6>();
       auto hash = [&](const uint32_t(&rw)[NW], int t) { return code_hash(run16_state<K>(rw, t, mask)); };
-      auto hash_balanced = [&](const uint32_t(&rw)[NW], int t) {
-        return (on_fma >> t) & 1u ? code_hash(window_state_fma(rw, (15 - t) * K, a.window))
-                                  : code_hash(run16_state<K>(rw, t, mask));
-      };
 #pragma unroll
       for (int t = 0; t < 16; ++t) {
         // a0/a1: row q at column offsets 0/1, a2/a3: row q+4; then rows q+8, q+12.
-        mma_u8s8_16832(acc[t], hash(w[0][0], t), hash(w[0][1], t), hash_balanced(w[1][0], t),
-                       hash_balanced(w[1][1], t), b.x, b.y);
-        mma_u8s8_16832(acc[t], hash(w[2][0], t), hash(w[2][1], t), hash_balanced(w[3][0], t),
-                       hash_balanced(w[3][1], t), b.z, b.w);
+        mma_u8s8_16832(acc[t], hash(w[0][0], t), hash(w[0][1], t), hash(w[1][0], t), hash(w[1][1], t), b.x, b.y);
+        mma_u8s8_16832(acc[t], hash(w[2][0], t), hash(w[2][1], t), hash(w[3][0], t), hash(w[3][1], t), b.z, b.w);
       }
     } else {
       const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
@@ -327,7 +316,6 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
   a.xf_stride = plan.xf_stride;
-  a.window = window_scale(int(w.geom.L));
   a.segments = plan.segments;
   a.slabs_per_segment = plan.slabs_per_segment;
   a.partials = scratch.partials;

@@ -143,11 +143,11 @@ __device__ __forceinline__ void load_half(const LanePointers& p, bool q0, HalfWo
 // Byte operands: the 16 MMAs of one chunk half per projection. xs: the
 // lane's operand words of the half (word 4s'+i: column 32q + 4s' + i).
 template <int K0, int K1, int NPROJ>
-__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, bool has_x, uint32_t mask,
+__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, uint32_t mask,
                                             WindowScale ws, int (&acc)[NPROJ][4], int (&acc_odd)[NPROJ][4]) {
 #pragma unroll
   for (int sp = 0; sp < 8; ++sp) {
-    const uint4 v = has_x ? xs[4 * sp] : make_uint4(0u, 0u, 0u, 0u);
+    const uint4 v = xs[4 * sp];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int j = 4 * sp + 2 * e;  // run positions j, j + 1: K slots q, q + 4
@@ -167,11 +167,11 @@ __device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const ui
 // fp16 operands: the 8 MMAs of one chunk half per projection. xs: the lane's
 // staged halves of the half block (4 uint4 slots).
 template <int K0, int K1, int NPROJ>
-__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, bool has_x, uint32_t mask,
+__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, uint32_t mask,
                                             WindowScale, float (&acc)[NPROJ][4], float (&acc_odd)[NPROJ][4]) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const uint4 v = has_x ? xs[4 * i] : make_uint4(0u, 0u, 0u, 0u);
+    const uint4 v = xs[4 * i];
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int s = 2 * i + e;
@@ -229,19 +229,17 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
     load_half<0, K0, K1, NPROJ>(at, q0, half0);
   }
   // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand column g = 2m + half).
-  bool has_x;
   const uint4* xrow;
   if constexpr (kInt) {
     uint32_t* words = reinterpret_cast<uint32_t*>(smem);
     stage_bytes_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, words, a.xf_stride, reinterpret_cast<int*>(info),
                       info + kMmaMaxM, scratch, Axis1ByteSlot{});
-    has_x = g < 2 * a.M;
-    xrow = reinterpret_cast<const uint4*>(words + size_t(has_x ? g : 0) * a.xf_stride) + q;
+    // Lanes past the operand's 2M columns read column 0: their MMA columns are never used.
+    xrow = reinterpret_cast<const uint4*>(words + size_t(g < 2 * a.M ? g : 0) * a.xf_stride) + q;
   } else {
     __half* xf = reinterpret_cast<__half*>(smem);
     stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
-    has_x = g < a.M;
-    xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
+    xrow = reinterpret_cast<const uint4*>(xf + size_t(g < a.M ? g : 0) * a.xf_stride) + q;
   }
   if (c_beg >= c_end) return;
   // uint4 slots of the staged row per half block.
@@ -255,12 +253,25 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = Acc(0);
 
+  // Chunk c + 2 heads for L2 while chunk c decodes, one block row per lane:
+  // row (lane & 15) of the tile, of projection lane >> 4.
+  const int pf_proj = NPROJ == 2 ? lane >> 4 : 0, pf_words = pf_proj ? wpb1 : wpb0;
+  const auto prefetch = [&](int ahead) {  // chunk c + ahead, from this chunk's (tile, b)
+    int pt = tile, pb = b + ahead;
+    while (pb >= cpt) pb -= cpt, ++pt;
+    if (NPROJ == 2 || lane < 16)
+      prefetch_l2_bytes((pf_proj ? up : gate).row(min(pt * kTileRows + (lane & 15), R - 1)) + pb * pf_words,
+                        pf_words * 4);
+  };
+  if (c_beg + 1 < c_end) prefetch(1);
+
   // Each chunk decodes its two halves from two register sets, so the words of
   // one half load while the other decodes and nothing is copied: half 1 of
   // this chunk loads during half 0, half 0 of the next chunk during half 1.
   for (int c = c_beg; c < c_end; ++c) {
+    if (c + 2 < c_end) prefetch(2);
     load_half<1, K0, K1, NPROJ>(at, q0, half1);
-    decode_half<K0, K1, NPROJ>(half0, xrow + 2 * b * kHalfSlots, has_x, mask, ws, acc, acc_odd);
+    decode_half<K0, K1, NPROJ>(half0, xrow + 2 * b * kHalfSlots, mask, ws, acc, acc_odd);
     int ntile = tile, nb = b + 1;
     if (nb == cpt) ++ntile, nb = 0;
     const bool more = c + 1 < c_end;
@@ -273,7 +284,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
       }
       load_half<0, K0, K1, NPROJ>(at, q0, half0);
     }
-    decode_half<K0, K1, NPROJ>(half1, xrow + (2 * b + 1) * kHalfSlots, has_x, mask, ws, acc, acc_odd);
+    decode_half<K0, K1, NPROJ>(half1, xrow + (2 * b + 1) * kHalfSlots, mask, ws, acc, acc_odd);
     if (more && nb != 0) {
       b = nb;
       continue;

@@ -37,6 +37,18 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
 // The tensor-core forms decode T = 256 blocks (the format's practical block).
 inline constexpr int kBlockT = 256;
 
+// Bring `bytes` (a multiple of 16, 16-byte aligned) at p into L2 without
+// holding registers: one bulk prefetch on sm_90, the first 128-byte line
+// elsewhere.
+__device__ __forceinline__ void prefetch_l2_bytes(const void* p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+  (void)bytes;
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
 // Lane q's two runs of a T = 256 block (positions 32q.. and 128 + 32q..),
 // addressed from p = block + (7 − q)·K, the first word of its half-0 run
 // ((T − 32 − t0)·K/32 at t0 = 32q): half H's run starts 4HK words earlier,

@@ -13,12 +13,12 @@ inline constexpr int kMmaMinBlocksPerSm = 2;
 // Axis-1 tensor-core form: one block of 20 warps per SM (20 x 32 threads at
 // the 96 registers this allows the kernel without spills: 61,440 of 65,536),
 // so the activations it stages in shared memory serve 20 warps; each warp
-// takes an equal contiguous share of the (tile, 256-column block) chunk
-// stream, and at least kMinChunksPerWarp chunks so small matrices do not
-// split into more partial sums than work.
+// takes an equal contiguous share of the (tile, half-block) chunk stream, and
+// at least kMinChunksPerWarp chunks so small matrices do not split into more
+// partial sums than work.
 inline constexpr int kAxis1Warps = 20;
 inline constexpr int kAxis1Threads = kAxis1Warps * 32;
-inline constexpr int kMinChunksPerWarp = 2;
+inline constexpr int kMinChunksPerWarp = 4;
 // Shared memory for the staged activations (M x cols halves): the form serves
 // M·cols up to this; larger calls take another form.
 inline constexpr int kAxis1StageBytes = 192 * 1024;

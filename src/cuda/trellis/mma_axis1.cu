@@ -10,15 +10,13 @@
 // Launch: one block of 16 warps per SM (fewer for small matrices). The block
 // first stages all of x ([M][cols], fp16) in shared memory, then each warp
 // walks an equal contiguous share of the chunk stream: chunk = (16-row tile,
-// 256-column block), tile-major. A chunk is decoded as two halves of 128
-// columns from two register sets, each half's code words loading while the
-// other half decodes (across tile boundaries too), through lane pointers that
-// only move by one block per chunk (load_lane_run).
-// In a half, lane (g, q) decodes rows g and g+8 of the tile, positions
+// half of a 256-column block), tile-major. The code words of the next chunk
+// are loaded while the current one is decoded, across tile boundaries too.
+// In a chunk, lane (g, q) decodes rows g and g+8 of the tile, positions
 // 32q..32q+31 (one 32-position run per row and projection), and step s of the
-// half's 8 MMAs uses run positions 4s..4s+3: MMA K index 2q+e ↔ column
+// chunk's 8 MMAs uses run positions 4s..4s+3: MMA K index 2q+e ↔ column
 // 32q+4s+e and 2q+8+e ↔ 32q+4s+2+e (e = 0, 1), for A and B alike; the staged
-// row keeps each lane's 64 bytes of a half as 4 uint4 slots interleaved with
+// row keeps each lane's 64 bytes of a chunk as 4 uint4 slots interleaved with
 // the other lanes' (slot 4i+q), and rows are 32 halves longer than cols, so
 // the fragment loads are free of bank conflicts.
 //
@@ -37,12 +35,10 @@
 // the four bytes of a word (stage_bytes.cuh): operand column 2m holds row m's
 // high half, 2m + 1 its low half. The tensor core so forms the byte sum (no
 // IDP4A, no fp16 conversion per weight: per weight one funnel shift, one mask
-// and one IMAD remain, or for some positions of the second row four IMADs,
-// which balances the ALU and FMA pipes: lane_hash) and accumulates exactly in
-// int32. Lane (g, q) holds
+// and one IMAD remain) and accumulates exactly in int32. Lane (g, q) holds
 // D[row][2q], D[row][2q+1]: activation row q's two halves. Per output:
 //   out_mr = (256·D_hi + D_lo − 510·Σ_c q_mc) · (1/S_m) · f_r   (int64, then fp32).
-// Step s of a half's 16 MMAs: K slot q ↔ run position 2s, slot q+4 ↔ 2s+1 of
+// Step s of a chunk's 16 MMAs: K slot q ↔ run position 2s, slot q+4 ↔ 2s+1 of
 // lane q's run (column 32q + 2s, 32q + 2s + 1), for A and B alike.
 // The int32 sums stay exact for cols ≤ 16384 (|D_hi| ≤ cols·1020·127 < 2^31).
 #include <cuda_bf16.h>
@@ -71,7 +67,6 @@ struct Axis1Args {
   const __half* scales[2];
   const __nv_bfloat16* x;  // [M][cols]
   int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
-  WindowScale window;      // of geom[0].L (both projections share L)
   int chunks, chunks_per_tile, warps, max_contrib;
   int partial_cols;  // per output row of a split tile: M (fp16) or 2M (int, one per operand column)
   float* partials;   // [tiles][max_contrib][NPROJ][16][partial_cols] (int32 bits for byte operands)
@@ -87,8 +82,8 @@ struct RowCodes {
   __device__ __forceinline__ const uint32_t* row(int r) const { return base + size_t(r) * row_words; }
 };
 
-// Group j (8 halves) of a staged row: half block j/16, and within it the lane
-// order of the fragment loads (group 4q+i of a half → slot 4i+q).
+// Group j (8 halves) of a staged row: chunk j/16, and within it the lane
+// order of the fragment loads (group 4q+i of a chunk → slot 4i+q).
 struct Axis1Slot {
   __device__ __forceinline__ int operator()(int j) const { return (j & ~15) | ((j & 3) << 2) | ((j >> 2) & 3); }
 };
@@ -118,76 +113,6 @@ __device__ __forceinline__ Acc from_bits(uint32_t b) {
   else return int(b);
 }
 
-// A lane's code words of one half of a chunk: rows r0 and r1 of each projection.
-template <int K0, int K1>
-struct HalfWords {
-  uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
-};
-
-// The lane's pointers into its current chunk: word (7 − q)·K of the block in
-// rows r0 and r1 of each projection (load_lane_run).
-struct LanePointers {
-  const uint32_t *g0, *g1, *u0, *u1;
-};
-
-template <int H, int K0, int K1, int NPROJ>
-__device__ __forceinline__ void load_half(const LanePointers& p, bool q0, HalfWords<K0, K1>& h) {
-  load_lane_run<K0, H>(p.g0, q0, h.g0);
-  load_lane_run<K0, H>(p.g1, q0, h.g1);
-  if constexpr (NPROJ == 2) {
-    load_lane_run<K1, H>(p.u0, q0, h.u0);
-    load_lane_run<K1, H>(p.u1, q0, h.u1);
-  }
-}
-
-// Byte operands: the 16 MMAs of one chunk half per projection. xs: the
-// lane's operand words of the half (word 4s'+i: column 32q + 4s' + i).
-template <int K0, int K1, int NPROJ>
-__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, uint32_t mask,
-                                            WindowScale ws, int (&acc)[NPROJ][4], int (&acc_odd)[NPROJ][4]) {
-#pragma unroll
-  for (int sp = 0; sp < 8; ++sp) {
-    const uint4 v = xs[4 * sp];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int j = 4 * sp + 2 * e;  // run positions j, j + 1: K slots q, q + 4
-      const uint32_t b0 = e ? v.z : v.x, b1 = e ? v.w : v.y;
-      int(&ag)[4] = e ? acc_odd[0] : acc[0];
-      mma_u8s8_16832(ag, lane_hash<K0, 0>(h.g0, j, mask, ws), lane_hash<K0, 1>(h.g1, j, mask, ws),
-                     lane_hash<K0, 0>(h.g0, j + 1, mask, ws), lane_hash<K0, 1>(h.g1, j + 1, mask, ws), b0, b1);
-      if constexpr (NPROJ == 2) {
-        int(&au)[4] = e ? acc_odd[1] : acc[1];
-        mma_u8s8_16832(au, lane_hash<K1, 0>(h.u0, j, mask, ws), lane_hash<K1, 1>(h.u1, j, mask, ws),
-                       lane_hash<K1, 0>(h.u0, j + 1, mask, ws), lane_hash<K1, 1>(h.u1, j + 1, mask, ws), b0, b1);
-      }
-    }
-  }
-}
-
-// fp16 operands: the 8 MMAs of one chunk half per projection. xs: the lane's
-// staged halves of the half block (4 uint4 slots).
-template <int K0, int K1, int NPROJ>
-__device__ __forceinline__ void decode_half(const HalfWords<K0, K1>& h, const uint4* xs, uint32_t mask,
-                                            WindowScale, float (&acc)[NPROJ][4], float (&acc_odd)[NPROJ][4]) {
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const uint4 v = xs[4 * i];
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int s = 2 * i + e;
-      const uint32_t x0 = e ? v.z : v.x, x1 = e ? v.w : v.y;
-      float(&ag)[4] = e ? acc_odd[0] : acc[0];
-      mma_f16_16816(ag, biased_pair<K0>(h.g0, 4 * s, mask), biased_pair<K0>(h.g1, 4 * s, mask),
-                    biased_pair<K0>(h.g0, 4 * s + 2, mask), biased_pair<K0>(h.g1, 4 * s + 2, mask), x0, x1);
-      if constexpr (NPROJ == 2) {
-        float(&au)[4] = e ? acc_odd[1] : acc[1];
-        mma_f16_16816(au, biased_pair<K1>(h.u0, 4 * s, mask), biased_pair<K1>(h.u1, 4 * s, mask),
-                      biased_pair<K1>(h.u0, 4 * s + 2, mask), biased_pair<K1>(h.u1, 4 * s + 2, mask), x0, x1);
-      }
-    }
-  }
-}
-
 template <bool kInt, int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
   using Acc = std::conditional_t<kInt, int, float>;
@@ -198,52 +123,52 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   float* info = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + operand_bytes);
   float* scratch = info + 2 * kMmaMaxM;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const bool q0 = q == 0;
   const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
   const uint32_t mask = (1u << a.geom[0].L) - 1u;
-  const WindowScale ws = a.window;
-  const int cpt = a.chunks_per_tile;  // = C / 256: chunk b of a tile is its block b
-  const RowCodes gate{a.codes[0], cpt * wpb0}, up{a.codes[1], cpt * wpb1};
+  const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
+  const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
+  // Half h of a block: this lane's run starts at position 128h + 32q.
+  const RunWords g_at0 = run_words<K0>(32 * q), g_at1 = run_words<K0>(128 + 32 * q);
+  const RunWords u_at0 = run_words<K1>(32 * q), u_at1 = run_words<K1>(128 + 32 * q);
 
   const int w = int(blockIdx.x) * kAxis1Warps + int(threadIdx.x >> 5);
   const int c_beg = w < a.warps ? int((long long)w * a.chunks / a.warps) : 0;
   const int c_end = w < a.warps ? int((long long)(w + 1) * a.chunks / a.warps) : 0;
 
-  LanePointers at{};
-  const auto point = [&](int tile, int b) {
+  uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
+  uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
+  auto load_chunk = [&](int tile, int rem, uint32_t(&a0)[K0 + 1], uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1],
+                        uint32_t(&b1)[K1 + 1]) {
     const int r0 = min(tile * kTileRows + g, R - 1), r1 = min(tile * kTileRows + g + 8, R - 1);
-    const int off0 = b * wpb0 + (7 - q) * K0;
-    at.g0 = gate.row(r0) + off0;
-    at.g1 = gate.row(r1) + off0;
+    const int b = rem >> 1;
+    const RunWords ga = (rem & 1) ? g_at1 : g_at0;
+    load_run<K0>(gate.row(r0) + b * wpb0, ga, a0);
+    load_run<K0>(gate.row(r1) + b * wpb0, ga, a1);
     if constexpr (NPROJ == 2) {
-      const int off1 = b * wpb1 + (7 - q) * K1;
-      at.u0 = up.row(r0) + off1;
-      at.u1 = up.row(r1) + off1;
+      const RunWords ua = (rem & 1) ? u_at1 : u_at0;
+      load_run<K1>(up.row(r0) + b * wpb1, ua, b0);
+      load_run<K1>(up.row(r1) + b * wpb1, ua, b1);
     }
   };
-  HalfWords<K0, K1> half0, half1;
-  int tile = c_beg / cpt, b = c_beg - tile * cpt;
-  // The first chunk's half-0 words are in flight while the block stages x.
-  if (c_beg < c_end) {
-    point(tile, b);
-    load_half<0, K0, K1, NPROJ>(at, q0, half0);
-  }
+  int tile = c_beg / cpt, rem = c_beg - tile * cpt;
+  // The first chunk's words are in flight while the block stages x.
+  if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
   // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand column g = 2m + half).
+  bool has_x;
   const uint4* xrow;
   if constexpr (kInt) {
     uint32_t* words = reinterpret_cast<uint32_t*>(smem);
     stage_bytes_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, words, a.xf_stride, reinterpret_cast<int*>(info),
                       info + kMmaMaxM, scratch, Axis1ByteSlot{});
-    // Lanes past the operand's 2M columns read column 0: their MMA columns are never used.
-    xrow = reinterpret_cast<const uint4*>(words + size_t(g < 2 * a.M ? g : 0) * a.xf_stride) + q;
+    has_x = g < 2 * a.M;
+    xrow = reinterpret_cast<const uint4*>(words + size_t(has_x ? g : 0) * a.xf_stride) + q;
   } else {
     __half* xf = reinterpret_cast<__half*>(smem);
     stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
-    xrow = reinterpret_cast<const uint4*>(xf + size_t(g < a.M ? g : 0) * a.xf_stride) + q;
+    has_x = g < a.M;
+    xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
   }
   if (c_beg >= c_end) return;
-  // uint4 slots of the staged row per half block.
-  constexpr int kHalfSlots = kInt ? 32 : 16;
 
   // Two accumulator sets per projection (even and odd MMA steps) halve the
   // chain of dependent MMAs; they are added once, in a fixed order.
@@ -253,40 +178,58 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[p][e] = acc_odd[p][e] = Acc(0);
 
-  // Chunk c + 2 heads for L2 while chunk c decodes, one block row per lane:
-  // row (lane & 15) of the tile, of projection lane >> 4.
-  const int pf_proj = NPROJ == 2 ? lane >> 4 : 0, pf_words = pf_proj ? wpb1 : wpb0;
-  const auto prefetch = [&](int ahead) {  // chunk c + ahead, from this chunk's (tile, b)
-    int pt = tile, pb = b + ahead;
-    while (pb >= cpt) pb -= cpt, ++pt;
-    if (NPROJ == 2 || lane < 16)
-      prefetch_l2_bytes((pf_proj ? up : gate).row(min(pt * kTileRows + (lane & 15), R - 1)) + pb * pf_words,
-                        pf_words * 4);
-  };
-  if (c_beg + 1 < c_end) prefetch(1);
-
-  // Each chunk decodes its two halves from two register sets, so the words of
-  // one half load while the other decodes and nothing is copied: half 1 of
-  // this chunk loads during half 0, half 0 of the next chunk during half 1.
   for (int c = c_beg; c < c_end; ++c) {
-    if (c + 2 < c_end) prefetch(2);
-    load_half<1, K0, K1, NPROJ>(at, q0, half1);
-    decode_half<K0, K1, NPROJ>(half0, xrow + 2 * b * kHalfSlots, mask, ws, acc, acc_odd);
-    int ntile = tile, nb = b + 1;
-    if (nb == cpt) ++ntile, nb = 0;
-    const bool more = c + 1 < c_end;
-    if (more) {
-      if (nb == 0) {
-        point(ntile, 0);
-      } else {
-        at.g0 += wpb0, at.g1 += wpb0;
-        if constexpr (NPROJ == 2) at.u0 += wpb1, at.u1 += wpb1;
+    int ntile = tile, nrem = rem + 1;
+    if (nrem == cpt) ++ntile, nrem = 0;
+    if (c + 1 < c_end) load_chunk(ntile, nrem, ng0, ng1, nu0, nu1);
+    if constexpr (kInt) {
+      // Word 4s'+i of the lane's slot group: column 32q + 4s' + i of half block `rem`.
+#pragma unroll
+      for (int sp = 0; sp < 8; ++sp) {
+        const uint4 v = has_x ? xrow[rem * 32 + 4 * sp] : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int j = 4 * sp + 2 * h;  // run positions j, j + 1: K slots q, q + 4
+          const uint32_t b0 = h ? v.z : v.x, b1 = h ? v.w : v.y;
+          int(&ag)[4] = h ? acc_odd[0] : acc[0];
+          mma_u8s8_16832(ag, run_hash<K0>(g0, j, mask), run_hash<K0>(g1, j, mask), run_hash<K0>(g0, j + 1, mask),
+                         run_hash<K0>(g1, j + 1, mask), b0, b1);
+          if constexpr (NPROJ == 2) {
+            int(&au)[4] = h ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+            mma_u8s8_16832(au, run_hash<K1>(u0, j, mask), run_hash<K1>(u1, j, mask), run_hash<K1>(u0, j + 1, mask),
+                           run_hash<K1>(u1, j + 1, mask), b0, b1);
+          }
+        }
       }
-      load_half<0, K0, K1, NPROJ>(at, q0, half0);
+    } else {
+      uint32_t xw[16];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint4 v = has_x ? xrow[rem * 16 + 4 * i] : make_uint4(0u, 0u, 0u, 0u);
+        xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        float(&ag)[4] = (s & 1) ? acc_odd[0] : acc[0];
+        mma_f16_16816(ag, biased_pair<K0>(g0, 4 * s, mask), biased_pair<K0>(g1, 4 * s, mask),
+                      biased_pair<K0>(g0, 4 * s + 2, mask), biased_pair<K0>(g1, 4 * s + 2, mask), xw[2 * s],
+                      xw[2 * s + 1]);
+        if constexpr (NPROJ == 2) {
+          float(&au)[4] = (s & 1) ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
+          mma_f16_16816(au, biased_pair<K1>(u0, 4 * s, mask), biased_pair<K1>(u1, 4 * s, mask),
+                        biased_pair<K1>(u0, 4 * s + 2, mask), biased_pair<K1>(u1, 4 * s + 2, mask), xw[2 * s],
+                        xw[2 * s + 1]);
+        }
+      }
     }
-    decode_half<K0, K1, NPROJ>(half1, xrow + (2 * b + 1) * kHalfSlots, mask, ws, acc, acc_odd);
-    if (more && nb != 0) {
-      b = nb;
+#pragma unroll
+    for (int i = 0; i <= K0; ++i) g0[i] = ng0[i], g1[i] = ng1[i];
+    if constexpr (NPROJ == 2) {
+#pragma unroll
+      for (int i = 0; i <= K1; ++i) u0[i] = nu0[i], u1[i] = nu1[i];
+    }
+    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
       continue;
     }
 
@@ -375,7 +318,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
     for (int p = 0; p < NPROJ; ++p)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[p][e] = Acc(0);
-    tile = ntile, b = nb;
+    tile = ntile, rem = nrem;
   }
 }
 
@@ -415,7 +358,7 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
   MmaAxis1Plan p{};
   p.byte_operands = byte_operands;
   p.tiles = int((g.rows + kTileRows - 1) / kTileRows);
-  p.chunks_per_tile = int(g.cols / kBlockT);
+  p.chunks_per_tile = int(g.cols / (kBlockT / 2));
   p.chunks = p.tiles * p.chunks_per_tile;
   p.warps = std::clamp(p.chunks / kMinChunksPerWarp, 1, sm_count * kAxis1Warps);
   p.blocks = (p.warps + kAxis1Warps - 1) / kAxis1Warps;
@@ -441,7 +384,6 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
   a.xf_stride = plan.xf_stride;
-  a.window = window_scale(int(w[0].geom.L));
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;
   a.warps = plan.warps;

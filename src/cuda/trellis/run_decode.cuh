@@ -37,44 +37,33 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
 // The tensor-core forms decode T = 256 blocks (the format's practical block).
 inline constexpr int kBlockT = 256;
 
-// Bring `bytes` (a multiple of 16, 16-byte aligned) at p into L2 without
-// holding registers: one bulk prefetch on sm_90, the first 128-byte line
-// elsewhere.
-__device__ __forceinline__ void prefetch_l2_bytes(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-  (void)bytes;
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
+// Where a run's k+1 words sit in its block: words first..first+k-1 never wrap
+// (first = (T-32-t0)·k/32 <= wpb-k); word k is at `last` = (first+k) mod wpb.
+struct RunWords {
+  int first, last;
+};
+template <int K>
+__device__ __forceinline__ RunWords run_words(int t0) {
+  const int first = (kBlockT - 32 - t0) * K / 32;
+  const int wpb = kBlockT * K / 32;
+  return {first, first + K == wpb ? 0 : first + K};
 }
 
-// Lane q's two runs of a T = 256 block (positions 32q.. and 128 + 32q..),
-// addressed from p = block + (7 − q)·K, the first word of its half-0 run
-// ((T − 32 − t0)·K/32 at t0 = 32q): half H's run starts 4HK words earlier,
-// so every offset from p is a constant. Word K of a run follows it, except
-// that lane q = 0's half-0 run ends the block and wraps to its first word
-// (p − 7K). The run's first word is 16-byte aligned for k = 4 and 8-byte
-// aligned for k = 2, so those load as vectors.
-template <int K, int H>
-__device__ __forceinline__ void load_lane_run(const uint32_t* __restrict__ p, bool q0, uint32_t (&w)[K + 1]) {
-  const uint32_t* first = p - 4 * H * K;
+// The k+1 words of a run. first·4 bytes is 16-byte aligned for k = 4 and
+// 8-byte aligned for k = 2 (t0 is a multiple of 32), so those load as vectors.
+template <int K>
+__device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, RunWords at, uint32_t (&w)[K + 1]) {
   if constexpr (K == 4) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(first));
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(block + at.first));
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
   } else if constexpr (K == 2) {
-    const uint2 v = __ldg(reinterpret_cast<const uint2*>(first));
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(block + at.first));
     w[0] = v.x, w[1] = v.y;
   } else {
 #pragma unroll
-    for (int i = 0; i < K; ++i) w[i] = __ldg(first + i);
+    for (int i = 0; i < K; ++i) w[i] = __ldg(block + at.first + i);
   }
-  if constexpr (H == 0) {
-    if (q0) w[K] = __ldg(p - 7 * K);
-    else w[K] = __ldg(p + K);
-  } else {
-    w[K] = __ldg(first + K);
-  }
+  w[K] = __ldg(block + at.last);
 }
 
 // State of position j (0..31) of a loaded run.
@@ -93,59 +82,9 @@ __device__ __forceinline__ uint32_t run_state(const uint32_t (&w)[K + 1], int j,
   return win & mask;
 }
 
-// The multipliers of the FMA-pipe window extraction for the launch's L
-// (k < L ≤ 16): p16 = 2^(16−L), q = 2^L. The host computes them and passes
-// them as kernel arguments, so the compiler cannot see that they are powers
-// of two and turn the multiplies back into shifts.
-struct WindowScale {
-  uint32_t p16, q;
-};
-inline WindowScale window_scale(int L) { return {1u << (16 - L), 1u << L}; }
-
-// The L-bit window at bit `bit` (a constant) of words w, on the FMA pipe,
-// for a window that starts at bit off ≤ 16 of its word (so it never crosses
-// into the next one, L ≤ 16): w·2^(16−off) moves it to bit 16, ·2^(16−L) to
-// the top (dropping the bits above it), and hi32(·2^L) down to bit 0. Three
-// IMADs instead of the shift and mask on the integer ALU pipe.
-template <int N>
-__device__ __forceinline__ uint32_t window_state_fma(const uint32_t (&w)[N], int bit, WindowScale ws) {
-  const int wi = bit >> 5, off = bit & 31;
-  return __umulhi((w[wi] << (16 - off)) * ws.p16, ws.q);
-}
-
-// Which positions j of an n-position run (window of j at bit (n−1−j)·K of
-// its words) a kernel extracts on the FMA pipe: `count` of those whose
-// window starts at bit 1..16 of a word, spread evenly over them. Per weight
-// the ALU way costs a shift and a mask (2 ALU) and the hash (1 FMA), the FMA
-// way 4 FMA (the first multiply shared by the positions of one word); the
-// kernels move about a fifth of their weights, which by the loop's
-// instruction mix leaves the two pipes about equally loaded.
-template <int K, int N, int kCount>
-__host__ __device__ constexpr uint32_t fma_state_positions() {
-  int eligible = 0;
-  for (int j = 0; j < N; ++j) {
-    const int off = ((N - 1 - j) * K) & 31;
-    if (off != 0 && off <= 16) ++eligible;
-  }
-  const int take = eligible < kCount ? eligible : kCount;
-  uint32_t chosen = 0;
-  for (int j = 0, i = 0; j < N; ++j) {
-    const int off = ((N - 1 - j) * K) & 31;
-    if (off == 0 || off > 16) continue;
-    if ((i + 1) * take / eligible > i * take / eligible) chosen |= 1u << j;
-    ++i;
-  }
-  return chosen;
-}
-
-// The 1MAD hash of position j of a lane's 32-position run in row R (0, 1) of
-// the axis-1 tile's row pair: row 1 takes 13 of its 32 states (13 of the
-// pair's 64 weights) on the FMA pipe.
-template <int K, int R>
-__device__ __forceinline__ uint32_t lane_hash(const uint32_t (&w)[K + 1], int j, uint32_t mask, WindowScale ws) {
-  if constexpr (R == 1) {
-    if ((fma_state_positions<K, 32, 13>() >> j) & 1u) return code_hash(window_state_fma(w, (31 - j) * K, ws));
-  }
+// The 1MAD hash of position j of a run: its four bytes sum to y + 510.
+template <int K>
+__device__ __forceinline__ uint32_t run_hash(const uint32_t (&w)[K + 1], int j, uint32_t mask) {
   return code_hash(run_state<K>(w, j, mask));
 }
 

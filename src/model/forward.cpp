@@ -12,6 +12,10 @@
 //     h = rmsnorm(x, post_attention_norm)
 //     x += (silu(h Wgᵀ) ⊙ (h Wuᵀ)) Wdᵀ
 //   logits = rmsnorm(x, final_norm) Wheadᵀ   (last row, or every row)
+// in the Backend's fused ops (backend.hpp): the projections, QK-norm and RoPE
+// are one qkv_rope; each residual add runs with the norm that follows it
+// (add_rmsnorm: the post-attention norm, the next layer's input norm, or
+// the final norm, which is then computed for every row); the MLP is one mlp.
 #include <algorithm>
 #include <string>
 
@@ -34,6 +38,8 @@ Session::Session(const Model& model, int64_t context, int64_t max_batch) : model
   attn_ = b.alloc(max_batch_, a.heads * a.head_dim);
   proj_ = b.alloc(max_batch_, a.hidden);
   mlp_ = b.alloc(max_batch_, a.intermediate);
+  logits_ = b.alloc(1, a.vocab);
+  b.reserve(model.weights(), *cache_, max_batch_);
 }
 
 std::span<const float> Session::forward(std::span<const int32_t> tokens, bool all_logits) {
@@ -78,33 +84,23 @@ void Session::run_batch(std::span<const int32_t> tokens, bool all_logits, float*
             mlp = mlp_.act.slice(0, M);
 
   b.embed(*w.embedding, tokens, x);
+  b.rmsnorm(x, *w.layers.front().input_norm, a.rms_eps, h);
   for (int64_t i = 0; i < a.layers; ++i) {
     const LayerWeights& l = w.layers[size_t(i)];
-    b.rmsnorm(x, *l.input_norm, a.rms_eps, h);
-    b.linear(*l.q, h, q);
-    b.linear(*l.k, h, k);
-    b.linear(*l.v, h, v);
-    if (a.qk_norm) {
-      b.rmsnorm(q, *l.q_norm, a.rms_eps, q);
-      b.rmsnorm(k, *l.k_norm, a.rms_eps, k);
-    }
-    b.rope(q, *w.rope_inv_freq, pos0);
-    b.rope(k, *w.rope_inv_freq, pos0);
+    b.qkv_rope(*l.q, *l.k, *l.v, h, l.q_norm.get(), l.k_norm.get(), a.rms_eps, *w.rope_inv_freq, pos0, q, k, v);
     b.attention(q, k, v, *cache_, i, pos0, attn);
     b.linear(*l.o, attn, proj);
-    b.add(x, proj);
-    b.rmsnorm(x, *l.post_attention_norm, a.rms_eps, h);
-    b.gate_up_swiglu(*l.gate_up, h, mlp);
-    b.linear(*l.down, mlp, proj);
-    b.add(x, proj);
+    b.add_rmsnorm(x, proj, *l.post_attention_norm, a.rms_eps, h);
+    b.mlp(*l.gate_up, *l.down, h, mlp, proj);
+    const VectorWeight& next_norm = i + 1 < a.layers ? *w.layers[size_t(i + 1)].input_norm : *w.final_norm;
+    b.add_rmsnorm(x, proj, next_norm, a.rms_eps, h);
   }
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   if (!logits) return;
 
   const int64_t first = all_logits ? 0 : M - 1, rows = M - first;
-  const Act normed = h.slice(0, rows), out = logits_rows(rows).slice(0, rows);
-  b.rmsnorm(x.slice(first, rows), *w.final_norm, a.rms_eps, normed);
-  b.linear(*w.lm_head, normed, out);
+  const Act out = logits_rows(rows).slice(0, rows);
+  b.linear(*w.lm_head, h.slice(first, rows), out);
   b.to_host(out, logits);
 }
 

@@ -6,6 +6,24 @@
 // the codec's fp32 butterflies step for step: equal bit for bit).
 // Bounds: elementwise ops 1e-6 relative to the row scale (fp32 math in a
 // different order); attention 1e-5 absolute on O(1) outputs.
+//
+// The fused ops (backend.hpp) against their compositions:
+//   add_rmsnorm   vs the CPU's add then rmsnorm: x equal bit for bit, out
+//                 1e-5 absolute (the rmsnorm bound)
+//   qk_norm_rope  (the kernel, fp32 in place and bf16 in with v) vs the CPU's
+//                 per-head rmsnorm then rope: 1e-5 absolute on O(1) heads
+//   qkv_rope, mlp on layer 0 of the shipped models at M = 1, 5, 40 (the
+//                 trellis forms of decode, speculation and prefill), each vs
+//                 the same backend's composition (Backend's default) and vs
+//                 the CPU's: the 3-bit model takes the fused paths (one bf16
+//                 input for q, k, v; the gate/up output read by down in bf16),
+//                 which must equal the CUDA composition (v and the MLP bit for
+//                 bit: the same kernels on the same bf16 values; q and k to
+//                 1e-5, the norm's fp64 sum in another order); the bf16
+//                 fixture takes the unfused paths (dense layers). Against the
+//                 CPU: dense 1e-4 of the largest |value| (fp32-accurate dense
+//                 layers on both); trellis 2^-6 of it (CUDA rounds each
+//                 kernel's output to bf16, 2^-9 relative).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -17,6 +35,7 @@
 #include "model_cuda_fixture.hpp"
 #include "trellis/codec/rotation.hpp"
 #include "trellis/half.hpp"
+#include "trellis/model/weights.hpp"
 
 namespace trellis {
 namespace {
@@ -166,6 +185,178 @@ TEST(CudaModelOps, HadamardRotationsMatchTheCodec) {
   cudaFree(dout);
   cudaFree(dy);
   cudaFree(ds);
+}
+
+double max_abs(const std::vector<float>& a) {
+  double m = 0;
+  for (const float v : a) m = std::max(m, double(std::fabs(v)));
+  return m;
+}
+
+TEST(CudaModelOps, AddRmsNormMatchesAddThenRmsNorm) {
+  TRELLIS_REQUIRE_GPU();
+  Backends b;
+  auto rng = fresh_rng("AddRmsNorm");
+  for (const int64_t n : {int64_t(512), int64_t(128), int64_t(5120)}) {
+    const int64_t rows = 5, cols = n == 128 ? 40 * 128 : n;
+    const auto w = normal(rng, size_t(n));
+    const auto wc = b.cpu->load_vector(w), wg = b.gpu->load_vector(w);
+    Pair x(*b.cpu, *b.gpu, rows, cols, normal(rng, size_t(rows * cols), 3.0f));
+    Pair y(*b.cpu, *b.gpu, rows, cols, normal(rng, size_t(rows * cols), 3.0f));
+    Pair out(*b.cpu, *b.gpu, rows, cols, std::vector<float>(size_t(rows * cols), NAN));
+    b.cpu->add(x.cpu.act, y.cpu.act);
+    b.cpu->rmsnorm(x.cpu.act, *wc, 1e-6f, out.cpu.act);
+    b.gpu->add_rmsnorm(x.gpu.act, y.gpu.act, *wg, 1e-6f, out.gpu.act);
+    const double dx = max_abs_diff(host(*b.gpu, x.gpu.act), host(*b.cpu, x.cpu.act));
+    const double d = max_abs_diff(host(*b.gpu, out.gpu.act), host(*b.cpu, out.cpu.act));
+    std::printf("add_rmsnorm n=%lld: x max |d| = %.3g, out max |d| = %.3g\n", (long long)n, dx, d);
+    EXPECT_EQ(dx, 0.0);
+    EXPECT_LE(d, 1e-5);
+  }
+}
+
+// The kernel on its own: q, k (and v) of `heads`/`kv_heads` heads of d at
+// pos0 = 3001, fp32 in place or bf16 in, with or without the norm.
+TEST(CudaModelOps, QkNormRopeMatchesRmsNormThenRope) {
+  TRELLIS_REQUIRE_GPU();
+  Backends b;
+  auto rng = fresh_rng("QkNormRope");
+  const int64_t rows = 5, heads = 8, kv_heads = 2, pos0 = 3001;
+  for (const int64_t d : {int64_t(64), int64_t(128)})
+    for (const bool bf16_in : {false, true})
+      for (const bool norm : {false, true}) {
+        std::vector<float> f(size_t(d / 2));
+        for (size_t i = 0; i < f.size(); ++i) f[i] = float(1.0 / std::pow(1e6, 2.0 * double(i) / double(d)));
+        const auto fc = b.cpu->load_vector(f);
+        const auto qn = normal(rng, size_t(d)), kn = normal(rng, size_t(d));
+        const auto qnc = b.cpu->load_vector(qn), knc = b.cpu->load_vector(kn);
+        // Inputs: bf16-representable when the kernel reads bf16.
+        const auto draw = [&](int64_t cols) {
+          auto v = normal(rng, size_t(rows * cols), 3.0f);
+          if (bf16_in)
+            for (float& e : v) e = bf16_to_float(float_to_bf16(e));
+          return v;
+        };
+        const auto qv = draw(heads * d), kv = draw(kv_heads * d), vv = draw(kv_heads * d);
+        Pair q(*b.cpu, *b.gpu, rows, heads * d, qv), k(*b.cpu, *b.gpu, rows, kv_heads * d, kv);
+        Pair v(*b.cpu, *b.gpu, rows, kv_heads * d, std::vector<float>(vv.size(), NAN));
+        if (norm) {
+          b.cpu->rmsnorm(q.cpu.act, *qnc, 1e-6f, q.cpu.act);
+          b.cpu->rmsnorm(k.cpu.act, *knc, 1e-6f, k.cpu.act);
+        }
+        b.cpu->rope(q.cpu.act, *fc, pos0);
+        b.cpu->rope(k.cpu.act, *fc, pos0);
+
+        model::cuda::QkNormRopeArgs a;
+        std::vector<uint16_t> raw;
+        uint16_t* dev_bf16 = nullptr;
+        if (bf16_in) {
+          for (const auto* src : {&qv, &kv, &vv})
+            for (const float e : *src) raw.push_back(float_to_bf16(e));
+          ASSERT_EQ(cudaMalloc(&dev_bf16, raw.size() * 2), cudaSuccess);
+          cudaMemcpy(dev_bf16, raw.data(), raw.size() * 2, cudaMemcpyHostToDevice);
+          a.q = dev_bf16;
+          a.k = dev_bf16 + qv.size();
+          a.v = dev_bf16 + qv.size() + kv.size();
+          a.bf16_in = true;
+          a.v_out = static_cast<float*>(v.gpu.act.data);
+        } else {
+          a.q = q.gpu.act.data;
+          a.k = k.gpu.act.data;
+        }
+        a.q_out = static_cast<float*>(q.gpu.act.data);
+        a.k_out = static_cast<float*>(k.gpu.act.data);
+        float *dqn = nullptr, *dkn = nullptr, *df = nullptr;
+        ASSERT_EQ(cudaMalloc(&dqn, size_t(d) * 4), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&dkn, size_t(d) * 4), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&df, f.size() * 4), cudaSuccess);
+        cudaMemcpy(dqn, qn.data(), size_t(d) * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(dkn, kn.data(), size_t(d) * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(df, f.data(), f.size() * 4, cudaMemcpyHostToDevice);
+        a.q_norm = norm ? dqn : nullptr;
+        a.k_norm = norm ? dkn : nullptr;
+        a.eps = 1e-6f;
+        a.inv_freq = df;
+        a.half = int(d / 2);
+        a.M = rows;
+        a.heads = int(heads);
+        a.kv_heads = int(kv_heads);
+        a.pos = {nullptr, int(pos0)};
+        model::cuda::launch_qk_norm_rope(a, nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+        const double dq = max_abs_diff(host(*b.gpu, q.gpu.act), host(*b.cpu, q.cpu.act));
+        const double dk = max_abs_diff(host(*b.gpu, k.gpu.act), host(*b.cpu, k.cpu.act));
+        std::printf("qk_norm_rope d=%lld %s%s: q max |d| = %.3g, k max |d| = %.3g\n", (long long)d,
+                    bf16_in ? "bf16 in" : "fp32 in place", norm ? ", norm" : "", dq, dk);
+        EXPECT_LE(dq, 1e-5);
+        EXPECT_LE(dk, 1e-5);
+        if (bf16_in) {
+          EXPECT_EQ(max_abs_diff(host(*b.gpu, v.gpu.act), vv), 0.0) << "v widened";
+        }
+        cudaFree(dev_bf16);
+        cudaFree(dqn);
+        cudaFree(dkn);
+        cudaFree(df);
+      }
+}
+
+// Layer 0 of a model on one backend: h random (one draw for both backends),
+// then qkv_rope and mlp fused or composed.
+struct LayerRun {
+  std::vector<float> q, k, v, mlp;
+};
+
+LayerRun run_layer0(const model::Model& m, const std::vector<float>& h, int64_t M, int64_t pos0, bool composed) {
+  model::Backend& b = m.backend();
+  const model::Architecture& a = m.arch();
+  const model::LayerWeights& l = m.weights().layers.front();
+  auto x = b.alloc(M, a.hidden), q = b.alloc(M, a.heads * a.head_dim), k = b.alloc(M, a.kv_heads * a.head_dim),
+       v = b.alloc(M, a.kv_heads * a.head_dim), mid = b.alloc(M, a.intermediate), out = b.alloc(M, a.hidden);
+  if (model::cuda_graph_stats(b))  // a CUDA backend: x in device memory
+    cudaMemcpy(x.act.data, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+  else
+    std::copy(h.begin(), h.end(), static_cast<float*>(x.act.data));
+  const model::VectorWeight *qn = l.q_norm.get(), *kn = l.k_norm.get();
+  const auto& f = *m.weights().rope_inv_freq;
+  if (composed) {
+    b.model::Backend::qkv_rope(*l.q, *l.k, *l.v, x.act, qn, kn, a.rms_eps, f, pos0, q.act, k.act, v.act);
+    b.model::Backend::mlp(*l.gate_up, *l.down, x.act, mid.act, out.act);
+  } else {
+    b.qkv_rope(*l.q, *l.k, *l.v, x.act, qn, kn, a.rms_eps, f, pos0, q.act, k.act, v.act);
+    b.mlp(*l.gate_up, *l.down, x.act, mid.act, out.act);
+  }
+  return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, out.act)};
+}
+
+TEST(CudaModelOps, QkvRopeAndMlpMatchTheirCompositions) {
+  TRELLIS_REQUIRE_GPU();
+  auto rng = fresh_rng("QkvRopeMlp");
+  for (const auto& dir : {test::k3BitDir, test::kBf16Dir}) {
+    const bool trellis = dir == test::k3BitDir;
+    const model::Model gpu(dir, model::make_cuda_backend({.graphs = false}));
+    const model::Model cpu(dir, model::make_cpu_backend());
+    for (const int64_t M : {int64_t(1), int64_t(5), int64_t(40)}) {
+      const auto h = normal(rng, size_t(M * gpu.arch().hidden));
+      const LayerRun fused = run_layer0(gpu, h, M, 17, false);
+      const LayerRun composed = run_layer0(gpu, h, M, 17, true);
+      const LayerRun reference = run_layer0(cpu, h, M, 17, true);
+      const double cpu_bound = trellis ? 1.0 / 64 : 1e-4;
+      const char* model = trellis ? "3-bit" : "bf16";
+      const auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& same,
+                             const std::vector<float>& ref, double same_bound) {
+        const double ds = max_abs_diff(got, same), dr = max_abs_diff(got, ref), scale = max_abs(ref);
+        std::printf("%s M=%lld %s: vs cuda composition max |d| = %.3g, vs cpu max |d| = %.3g (max |ref| %.3g)\n",
+                    model, (long long)M, what, ds, dr, scale);
+        EXPECT_LE(ds, same_bound) << model << " M=" << M << " " << what;
+        EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
+      };
+      check("q", fused.q, composed.q, reference.q, 1e-5);
+      check("k", fused.k, composed.k, reference.k, 1e-5);
+      check("v", fused.v, composed.v, reference.v, 0.0);
+      check("mlp", fused.mlp, composed.mlp, reference.mlp, 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The CUDA backend's op profiler (CudaBackendOptions.profile) on the shipped
 // 3-bit model: a prompt and a few decode steps give both phases, every op
-// kind of the forward (embed, rmsnorm, qk_norm, rope, attention, q, k, v, o,
-// gate_up, down, lm_head, add, to_host) with positive GPU time, forwards
+// kind of the forward (embed, rmsnorm, qk_norm_rope, attention, q, k, v, o,
+// add_rmsnorm, gate_up, down, lm_head, to_host) with positive GPU time, forwards
 // held by the device-side hold, valid JSON; and profiling changes no logit
 // (its eager steps run the kernels the graphs replay).
 #include <cstring>
@@ -45,9 +45,23 @@ TEST(CudaProfile, TimesEveryOpOfBothPhasesAndChangesNoLogit) {
     ops.insert(row["op"].get<std::string>());
     EXPECT_GT(row["gpu_us_per_forward"].get<double>(), 0) << row["op"];
   }
-  for (const char* op : {"embed", "rmsnorm", "qk_norm", "rope", "attention", "q", "k", "v", "o", "gate_up", "down",
-                         "lm_head", "add", "to_host"})
+  for (const char* op : {"embed", "rmsnorm", "qk_norm_rope", "attention", "q", "k", "v", "o", "add_rmsnorm", "gate_up",
+                         "down", "lm_head", "to_host"})
     EXPECT_TRUE(ops.count(op)) << "no decode time for " << op;
+  // The fused ops took their fused paths (the model is trellis-coded
+  // throughout, q/k/v and gate/up sharing their rotations): no separate add,
+  // rope or QK-norm; one input conversion for q, k and v, whose kernel outputs
+  // go to qk_norm_rope as bf16; down reads the gate/up output as bf16.
+  for (const char* op : {"add", "rope", "qk_norm"}) EXPECT_FALSE(ops.count(op)) << op << " ran unfused";
+  double stages = 0;
+  for (const auto& row : decode["by_part"]) {
+    const auto op = row["op"].get<std::string>(), part = row["part"].get<std::string>();
+    stages += row["calls_per_forward"].get<double>();
+    const bool to_bf16 = part.find("to_bf16") != std::string::npos, to_f32 = part.find("to_f32") != std::string::npos;
+    EXPECT_FALSE((op == "k" || op == "v" || op == "down") && to_bf16) << op << " converted its own input";
+    EXPECT_FALSE((op == "q" || op == "k" || op == "v" || op == "gate_up") && to_f32) << op << " widened its output";
+  }
+  std::printf("decode: %.0f timed stages per forward\n", stages);
   EXPECT_EQ(model::cuda_graph_stats(profiled.backend())->replays, 0);
 
   model::reset_cuda_profile(profiled.backend());

@@ -44,6 +44,29 @@
 //   gate_up_swiglu(W, x, out)   out = silu(x Gᵀ) ⊙ (x Uᵀ), silu(g) = g / (1 + e^−g)
 //   add(x, y)                   in place: x += y
 //   to_host(x, dst)             dst[M·cols] = x as fp32 (waits for the backend's work)
+//
+// Fused ops: each is defined as the composition of the ops above that its
+// default implementation (below the class) runs, and a backend overrides it
+// to do the same work in fewer passes (CUDA: one bf16 input for the three
+// projections, the MLP's intermediate kept in bf16, one kernel for the add
+// and the norm). The CPU backend keeps the defaults, so its results are the
+// composition's bit for bit.
+//   qkv_rope(Wq, Wk, Wv, x, q_norm, k_norm, eps, f, pos0, q, k, v)
+//                               q = x Wqᵀ, k = x Wkᵀ, v = x Wvᵀ; with q_norm and k_norm
+//                               (Qwen3's QK-norm; both or neither) q = rmsnorm(q, q_norm),
+//                               k = rmsnorm(k, k_norm) per head; then rope(q, f, pos0),
+//                               rope(k, f, pos0). x, q, k, v distinct
+//   add_rmsnorm(x, y, w, eps, out)
+//                               x += y, then out = rmsnorm(x, w, eps); out distinct from x, y
+//   mlp(G, D, x, mid, out)      mid = gate_up_swiglu(G, x), out = mid Dᵀ; mid [M, intermediate]
+//                               is scratch whose contents afterwards are unspecified (a
+//                               backend may keep the intermediate elsewhere); x, mid, out
+//                               distinct
+//
+// reserve(weights, cache, max_rows) sizes whatever scratch the ops need for
+// forwards of up to max_rows tokens of these weights with this cache, so
+// that no later op allocates (a Session calls it when it is made; default:
+// nothing to reserve).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -151,6 +174,8 @@ inline int64_t attention_heads(const Act& q, const Act& k, const Act& v, const K
   return heads;
 }
 
+struct ModelWeights;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -181,6 +206,45 @@ class Backend {
   virtual void gate_up_swiglu(const GateUpWeight& w, const Act& x, const Act& out) = 0;
   virtual void add(const Act& x, const Act& y) = 0;
   virtual void to_host(const Act& x, float* dst) = 0;
+
+  // Fused ops (contracts above; defaults: the compositions, below).
+  virtual void qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,
+                        const VectorWeight* q_norm, const VectorWeight* k_norm, float eps,
+                        const VectorWeight& inv_freq, int64_t pos0, const Act& q, const Act& k, const Act& v);
+  virtual void add_rmsnorm(const Act& x, const Act& y, const VectorWeight& w, float eps, const Act& out);
+  virtual void mlp(const GateUpWeight& gate_up, const LinearWeight& down, const Act& x, const Act& mid,
+                   const Act& out);
+
+  virtual void reserve(const ModelWeights& /*weights*/, const KvCache& /*cache*/, int64_t /*max_rows*/) {}
 };
+
+// The defaults are inline: the CUDA backend's library, which calls them for
+// the cases it does not fuse, is linked below trellis_model.
+inline void Backend::qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,
+                              const VectorWeight* q_norm, const VectorWeight* k_norm, float eps,
+                              const VectorWeight& inv_freq, int64_t pos0, const Act& q, const Act& k,
+                              const Act& v) {
+  if (!q_norm != !k_norm) throw Error(name() + ": qkv_rope: give both QK-norm weights or neither");
+  linear(wq, x, q);
+  linear(wk, x, k);
+  linear(wv, x, v);
+  if (q_norm) {
+    rmsnorm(q, *q_norm, eps, q);
+    rmsnorm(k, *k_norm, eps, k);
+  }
+  rope(q, inv_freq, pos0);
+  rope(k, inv_freq, pos0);
+}
+
+inline void Backend::add_rmsnorm(const Act& x, const Act& y, const VectorWeight& w, float eps, const Act& out) {
+  add(x, y);
+  rmsnorm(x, w, eps, out);
+}
+
+inline void Backend::mlp(const GateUpWeight& gate_up, const LinearWeight& down, const Act& x, const Act& mid,
+                         const Act& out) {
+  gate_up_swiglu(gate_up, x, mid);
+  linear(down, mid, out);
+}
 
 }  // namespace trellis::model

@@ -25,6 +25,17 @@
 // A call the pinned form cannot serve (M too large, a geometry it does not
 // decode) is a trellis::Error naming the layer; dense layers ignore it.
 //
+// The fused ops (backend.hpp): qkv_rope converts x once for q, k and v when
+// their kernel inputs are the same transform (no rotation, or one sign
+// vector) and none un-rotates its output, and hands the three bf16 outputs
+// to one QK-norm + RoPE kernel that also widens v; mlp hands the fused
+// gate/up call's bf16 output to down's kernel as it is when down does not
+// rotate its input; add_rmsnorm is one kernel. Other layers take the
+// composition (with QK-norm and RoPE still one kernel where the heads allow).
+// reserve() sizes the scratch of the linear layers (bf16 staging, the
+// expand + cuBLAS buffers at the session's largest batch), the token ids
+// and the decode attention's partials when a session is made.
+//
 // Decode steps (forwards of one token) are recorded op by op and run at the
 // end of the step (to_host): the first step of a shape runs eagerly, the
 // second is captured into a CUDA graph, later ones replay it with the token

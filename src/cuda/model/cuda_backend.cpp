@@ -21,6 +21,7 @@
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 #include "trellis/model/cuda_backend.hpp"
+#include "trellis/model/weights.hpp"
 
 namespace trellis::model {
 namespace {
@@ -119,11 +120,11 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<LinearWeight> load_linear(const LinearSource& w) override {
     flush();
-    return std::make_unique<CudaLinear>(w);
+    return std::make_unique<CudaLinear>(w, signs_);
   }
   std::unique_ptr<GateUpWeight> load_gate_up(const LinearSource& gate, const LinearSource& up) override {
     flush();
-    return std::make_unique<CudaGateUp>(gate, up);
+    return std::make_unique<CudaGateUp>(gate, up, signs_);
   }
   std::unique_ptr<VectorWeight> load_vector(const format::TensorInfo& w) override {
     flush();
@@ -219,15 +220,7 @@ class CudaBackend final : public Backend {
     a.kv_heads = int(cache.kv_heads);
     a.d = int(cache.head_dim);
     a.capacity = int(cache.capacity);
-    // Decode (M <= 8): the key tiles go round-robin to `splits` blocks per
-    // head, enough to give every SM kAttentionBlocksPerSm, at most one per
-    // tile of the cache. The count depends on the cache, not on pos0: a
-    // captured step replays at any position, and an eager step runs the
-    // same blocks (bit-identical); blocks with no tile below the position
-    // only write an empty partial. Prefill (M > 8): one split.
-    const int64_t tiles = (cache.capacity + kAttentionTile - 1) / kAttentionTile;
-    const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + heads - 1) / heads;
-    a.splits = q.rows > 8 ? 1 : int(std::clamp<int64_t>(fill, 1, tiles));
+    a.splits = attention_splits(q.rows, heads, cache.capacity);
     const size_t partial_floats = size_t(q.rows * heads * a.splits * (a.d + 2));
     submit(q.rows,
            {4, word(a.q), word(a.k), word(a.v), word(a.keys), word(a.out), uint64_t(a.M), uint64_t(a.heads),
@@ -236,7 +229,7 @@ class CudaBackend final : public Backend {
              AttentionArgs run = a;
              run.pos = p;
              if (run.splits > 1) run.partials = scratch_.get<float>(Slot::attention, partial_floats);
-             timed(profiler_.get(), "attention", run.M > 8 ? "prefill tiles" : "decode splits",
+             timed(profiler_.get(), "attention", run.M > kAttentionMaxDecodeRows ? "prefill tiles" : "decode splits",
                    [&] { launch_attention(run, stream_.get()); });
            });
   }
@@ -262,6 +255,144 @@ class CudaBackend final : public Backend {
            [=, this](Pos) {
              timed(profiler_.get(), "add", "add", [&] { launch_add(f32(x), f32(y), n, stream_.get()); });
            });
+  }
+
+  void qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,
+                const VectorWeight* q_norm, const VectorWeight* k_norm, float eps, const VectorWeight& inv_freq,
+                int64_t pos0, const Act& q, const Act& k, const Act& v) override {
+    require(!q_norm == !k_norm, "qkv_rope", "give both QK-norm weights or neither");
+    for (const auto& [w, out] : {std::pair{&wq, &q}, std::pair{&wk, &k}, std::pair{&wv, &v}})
+      require(x.cols == w->in_features && out->cols == w->out_features && out->rows == x.rows, "qkv_rope", "shapes");
+    const int64_t d = 2 * inv_freq.size;
+    // The fused kernel takes whole heads of d, a norm of one head's size
+    // and v as wide as k; anything else is the composition.
+    const bool heads = inv_freq.size > 0 && q.cols % d == 0 && k.cols % d == 0 && v.cols == k.cols &&
+                       (!q_norm || (q_norm->size == d && k_norm->size == d));
+    if (!heads) return Backend::qkv_rope(wq, wk, wv, x, q_norm, k_norm, eps, inv_freq, pos0, q, k, v);
+
+    QkNormRopeArgs a;
+    a.q_norm = q_norm ? static_cast<const CudaVector*>(q_norm)->get() : nullptr;
+    a.k_norm = k_norm ? static_cast<const CudaVector*>(k_norm)->get() : nullptr;
+    a.eps = eps;
+    a.inv_freq = static_cast<const CudaVector&>(inv_freq).get();
+    a.half = int(inv_freq.size);
+    a.M = x.rows;
+    a.heads = int(q.cols / d);
+    a.kv_heads = int(k.cols / d);
+    a.q_out = f32(q);
+    a.k_out = f32(k);
+    const auto &lq = static_cast<const CudaLinear&>(wq), &lk = static_cast<const CudaLinear&>(wk),
+               &lv = static_cast<const CudaLinear&>(wv);
+    const std::vector<uint64_t> signature = {8,          word(&lq),   word(&lk),      word(&lv),    word(x.data),
+                                             uint64_t(x.rows), word(a.q_norm), word(a.k_norm), word(eps),
+                                             word(a.inv_freq), word(q.data),   word(k.data),   word(v.data)};
+    // Fast: the three share one bf16 input, and their bf16 outputs go to the
+    // kernel as they are (no output rotation).
+    const bool fast = lq.shares_input(lk) && lq.shares_input(lv) && !lq.rotates_output() && !lk.rotates_output() &&
+                      !lv.rotates_output();
+    if (fast) {
+      submit(x.rows, signature, pos0, [=, this, &lq, &lk, &lv](Pos p) {
+        const LinearRun run = linear_run();
+        const int64_t M = x.rows;
+        uint16_t* xb = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * x.cols));
+        uint16_t* qb = scratch_.get<uint16_t>(Slot::qkv_bf16, size_t(M * (q.cols + k.cols + v.cols)));
+        uint16_t* kb = qb + M * q.cols;
+        uint16_t* vb = kb + M * k.cols;
+        lq.kernel_input(run, f32(x), M, xb);
+        lq.kernel(run, xb, M, qb);
+        lk.kernel(run, xb, M, kb);
+        lv.kernel(run, xb, M, vb);
+        QkNormRopeArgs in = a;
+        in.q = qb;
+        in.k = kb;
+        in.v = vb;
+        in.bf16_in = true;
+        in.v_out = f32(v);
+        in.pos = p;
+        timed(profiler_.get(), "qk_norm_rope", "qk_norm+rope, v to_f32",
+              [&] { launch_qk_norm_rope(in, stream_.get()); });
+      });
+      return;
+    }
+    linear(wq, x, q);
+    linear(wk, x, k);
+    linear(wv, x, v);
+    std::vector<uint64_t> norm_signature = signature;
+    norm_signature[0] = 9;
+    submit(x.rows, norm_signature, pos0, [=, this](Pos p) {
+      QkNormRopeArgs in = a;
+      in.q = f32(q);
+      in.k = f32(k);
+      in.pos = p;
+      timed(profiler_.get(), "qk_norm_rope", "qk_norm+rope", [&] { launch_qk_norm_rope(in, stream_.get()); });
+    });
+  }
+
+  void add_rmsnorm(const Act& x, const Act& y, const VectorWeight& w, float eps, const Act& out) override {
+    require(x.rows == y.rows && x.cols == y.cols && out.rows == x.rows && out.cols == x.cols && x.cols % w.size == 0,
+            "add_rmsnorm", "shapes");
+    require(out.data != x.data && out.data != y.data, "add_rmsnorm", "the output must not be x or y");
+    const float* wv = static_cast<const CudaVector&>(w).get();
+    const int64_t groups = x.rows * x.cols / w.size;
+    const int n = int(w.size);
+    submit(x.rows, {10, word(x.data), word(y.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps),
+                    word(out.data)},
+           -1, [=, this](Pos) {
+             timed(profiler_.get(), "add_rmsnorm", "add+rmsnorm",
+                   [&] { launch_add_rmsnorm(f32(x), f32(y), groups, n, wv, eps, f32(out), stream_.get()); });
+           });
+  }
+
+  void mlp(const GateUpWeight& gate_up, const LinearWeight& down, const Act& x, const Act& mid,
+           const Act& out) override {
+    require(x.cols == gate_up.in_features && mid.cols == gate_up.out_features && down.in_features == mid.cols &&
+                out.cols == down.out_features && mid.rows == x.rows && out.rows == x.rows,
+            "mlp", "shapes");
+    const auto& g = static_cast<const CudaGateUp&>(gate_up);
+    const auto& d = static_cast<const CudaLinear&>(down);
+    // Fast: one fused gate/up call whose bf16 output is down's kernel input
+    // as it is (down does not rotate its input).
+    if (!(g.fused() && d.is_trellis() && !d.rotates_input())) return Backend::mlp(gate_up, down, x, mid, out);
+    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
+           [=, this, &g, &d](Pos) {
+             const LinearRun run = linear_run();
+             const int64_t M = x.rows;
+             uint16_t* xb = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * x.cols));
+             uint16_t* hb = scratch_.get<uint16_t>(Slot::mlp_bf16, size_t(M * mid.cols));
+             uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * out.cols));
+             g.kernel_input(run, f32(x), M, xb);
+             g.kernel(run, xb, M, hb);
+             d.kernel(run, hb, M, yb);
+             d.kernel_output(run, yb, M, f32(out));
+           });
+  }
+
+  void reserve(const ModelWeights& weights, const KvCache& cache, int64_t max_rows) override {
+    flush();
+    const auto& trellis = options_.trellis;
+    const auto rows = size_t(max_rows);
+    const auto linear = [](const std::unique_ptr<LinearWeight>& w) -> const CudaLinear& {
+      return static_cast<const CudaLinear&>(*w);
+    };
+    ScratchNeed need;
+    for (const LayerWeights& l : weights.layers) {
+      for (const auto* w : {&l.q, &l.k, &l.v, &l.o, &l.down}) need.merge(linear(*w).scratch_need(max_rows, trellis));
+      need.merge(static_cast<const CudaGateUp&>(*l.gate_up).scratch_need(max_rows, trellis));
+      need.slot(Slot::qkv_bf16, rows * size_t(l.q->out_features + l.k->out_features + l.v->out_features) * 2);
+      need.slot(Slot::mlp_bf16, rows * size_t(l.gate_up->out_features) * 2);
+    }
+    need.merge(linear(weights.lm_head).scratch_need(max_rows, trellis));
+    need.slot(Slot::ids, rows * sizeof(int32_t));
+    if (!weights.layers.empty()) {
+      const int64_t heads = weights.layers.front().q->out_features / cache.head_dim;
+      const int64_t decode_rows = std::min<int64_t>(max_rows, kAttentionMaxDecodeRows);
+      need.slot(Slot::attention, size_t(decode_rows * heads * attention_splits(decode_rows, heads, cache.capacity) *
+                                        (cache.head_dim + 2)) *
+                                     sizeof(float));
+    }
+    for (size_t i = 0; i < need.slot_bytes.size(); ++i) scratch_.reserve(Slot(i), need.slot_bytes[i]);
+    if (need.staged) ctx_.staged(need.staged);
+    if (need.expanded) ctx_.expanded(need.expanded);
   }
 
   void to_host(const Act& x, float* dst) override {
@@ -293,6 +424,20 @@ class CudaBackend final : public Backend {
 
   void flush() { steps_.flush(); }
 
+  // Decode attention (M <= kAttentionMaxDecodeRows): the key tiles go
+  // round-robin to `splits` blocks per head, enough to give every SM
+  // kAttentionBlocksPerSm, at most one per tile of the cache. The count
+  // depends on the cache, not on pos0: a captured step replays at any
+  // position, and an eager step runs the same blocks (bit-identical); blocks
+  // with no tile below the position only write an empty partial. Prefill: one
+  // split.
+  int attention_splits(int64_t rows, int64_t heads, int64_t capacity) const {
+    if (rows > kAttentionMaxDecodeRows) return 1;
+    const int64_t tiles = (capacity + kAttentionTile - 1) / kAttentionTile;
+    const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + heads - 1) / heads;
+    return int(std::clamp<int64_t>(fill, 1, tiles));
+  }
+
   LinearRun linear_run() { return {ctx_, scratch_, options_.trellis, profiler_.get()}; }
 
   // Changes whenever scratch that a captured graph uses moves.
@@ -306,6 +451,7 @@ class CudaBackend final : public Backend {
 
   Stream stream_;  // first: destroyed after everything that uses it
   CudaBackendOptions options_;
+  SignTable signs_;
   trellis::cuda::Context ctx_;
   Scratch scratch_;
   StepGraphs steps_;

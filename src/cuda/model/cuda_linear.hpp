@@ -21,10 +21,27 @@
 // tensor.
 // Each layer has a role (q, k, v, o, gate_up, down, lm_head: from its
 // module name) under which the profiler, when given, times its stages.
+//
+// The stages are public for the fused ops (cuda_backend.cpp), which chain
+// them through bf16 buffers: kernel_input (fp32 x → the kernels' bf16
+// input), kernel (bf16 → bf16: the trellis form), kernel_output (bf16 → fp32
+// out). Layers whose kernel_input is the same transform (shares_input: no
+// rotation on either, or the same T and sign vector) can share one input.
+// Sign vectors are interned by a SignTable at load: equal vectors are one
+// device buffer, so sharing is a pointer comparison.
+// scratch_need(M) is what calls of up to M rows take from Scratch and from
+// the trellis Context (the backend reserves it; Context's split-K partials
+// for M <= 8 are sized by the first call instead).
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "device_buffer.hpp"
 #include "profiler.hpp"
@@ -43,31 +60,71 @@ struct LinearRun {
   OpProfiler* profiler = nullptr;
 };
 
+// Sign vectors on the device, one buffer per distinct vector.
+class SignTable {
+ public:
+  std::shared_ptr<const DeviceBuffer> intern(std::span<const int8_t> signs);
+
+ private:
+  std::map<std::vector<int8_t>, std::weak_ptr<const DeviceBuffer>> buffers_;
+};
+
+// Bytes per Scratch slot, and elements of the Context's staged and expanded
+// buffers; merge() keeps the larger of each.
+struct ScratchNeed {
+  std::array<std::size_t, std::size_t(Slot::count)> slot_bytes{};
+  std::size_t staged = 0, expanded = 0;
+  void slot(Slot s, std::size_t bytes);
+  void merge(const ScratchNeed& o);
+};
+
 class CudaLinear final : public LinearWeight {
  public:
-  explicit CudaLinear(const LinearSource& src);
+  CudaLinear(const LinearSource& src, SignTable& signs);
+  // out = x Wᵀ, fp32 in and out.
   void apply(const LinearRun& run, const float* x, int64_t M, float* out) const;
 
   bool is_trellis() const { return view_.has_value(); }
   const TrellisTensorView& view() const { return *view_; }
-  const int8_t* signs() const { return signs_.get<int8_t>(); }
+  const int8_t* signs() const { return signs_ ? signs_->get<int8_t>() : nullptr; }
   const std::string& name() const { return name_; }
   const std::string& role() const { return role_; }
-  // x [M, in] as the trellis kernels' bf16 input (rotated for axis 1 with
-  // signs), timed under this layer's role.
+  // Trellis layers only: axis 1 with signs (kernel_input rotates), axis 0
+  // with signs (kernel_output un-rotates).
+  bool rotates_input() const { return is_trellis() && view_->geom.axis == 1 && signs_; }
+  bool rotates_output() const { return is_trellis() && view_->geom.axis == 0 && signs_; }
+  bool shares_input(const CudaLinear& o) const;
+  // Trellis layers only, each stage timed under the layer's role:
+  // x [M, in] as the kernels' bf16 input (rotated for axis 1 with signs);
   void kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const;
+  // yb [M, out] = xb Wᵀ in the form and numerics of linear_form (bf16);
+  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const;
+  // out [M, out] = yb as fp32 (un-rotated for axis 0 with signs).
+  void kernel_output(const LinearRun& run, const uint16_t* yb, int64_t M, float* out) const;
+  ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;
 
  private:
   std::string name_, role_;
   DeviceBuffer dense_;  // bf16 [out, in]
-  DeviceBuffer codes_, scales_, signs_;
+  DeviceBuffer codes_, scales_;
+  std::shared_ptr<const DeviceBuffer> signs_;  // interned; null: no rotation
   std::optional<TrellisTensorView> view_;
 };
 
 class CudaGateUp final : public GateUpWeight {
  public:
-  CudaGateUp(const LinearSource& gate, const LinearSource& up);
+  CudaGateUp(const LinearSource& gate, const LinearSource& up, SignTable& signs);
+  // out = silu(x Gᵀ) ⊙ (x Uᵀ), fp32 in and out.
   void apply(const LinearRun& run, const float* x, int64_t M, float* out) const;
+
+  // One fused trellis call (then the stages below serve).
+  bool fused() const { return fused_; }
+  const CudaLinear& gate() const { return gate_; }
+  // Fused only: x [M, in] as the kernels' bf16 input; yb [M, out] =
+  // silu(xb Gᵀ) ⊙ (xb Uᵀ) in bf16 (form, numerics and tail as above).
+  void kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const;
+  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const;
+  ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;
 
  private:
   CudaLinear gate_;

@@ -1,7 +1,7 @@
 // DeviceBuffer: owned device memory (cudaMalloc/cudaFree, move-only).
 // Scratch: named grow-only device buffers; `epoch()` changes whenever one is
 // reallocated, so a captured CUDA graph that baked in the old addresses can
-// be recognised as stale.
+// be recognised as stale. reserve() grows a slot ahead of its first use.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -41,7 +41,9 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-enum class Slot { x_bf16, y_bf16, y_f32, gate_f32, up_f32, ids, attention, count };
+// qkv_bf16: the q, k, v kernel outputs of one qkv_rope, side by side;
+// mlp_bf16: the gate/up output that the down projection reads (mlp).
+enum class Slot { x_bf16, y_bf16, y_f32, gate_f32, up_f32, ids, attention, qkv_bf16, mlp_bf16, count };
 
 class Scratch {
  public:
@@ -58,6 +60,10 @@ class Scratch {
       ++epoch_;
     }
     return b.get<T>();
+  }
+  // At least `bytes` in `slot` from now on.
+  void reserve(Slot slot, std::size_t bytes) {
+    if (bytes) get<char>(slot, bytes);
   }
   uint64_t epoch() const { return epoch_; }
 

@@ -38,6 +38,30 @@ void launch_embed(const void* table, TableType type, int64_t hidden, const int32
 // rmsnorm.cu
 void launch_rmsnorm(const float* x, int64_t groups, int n, const float* w, float eps, float* out, cudaStream_t stream);
 
+// add_rmsnorm.cu: x += y, then out = rmsnorm(x) per group of n
+void launch_add_rmsnorm(float* x, const float* y, int64_t groups, int n, const float* w, float eps, float* out,
+                        cudaStream_t stream);
+
+// qk_norm_rope.cu: per-head QK-norm (optional) and RoPE of q and k, v widened
+struct QkNormRopeArgs {
+  const void* q = nullptr;  // [M, heads·2·half], fp32 or bf16 bits (bf16_in)
+  const void* k = nullptr;  // [M, kv_heads·2·half]
+  const void* v = nullptr;  // [M, kv_heads·2·half]; null: no v
+  bool bf16_in = false;
+  float* q_out = nullptr;   // fp32, same shapes; may be q, k (fp32 in place)
+  float* k_out = nullptr;
+  float* v_out = nullptr;
+  const float* q_norm = nullptr;  // [2·half] each; both null: no QK-norm
+  const float* k_norm = nullptr;
+  float eps = 0;
+  const float* inv_freq = nullptr;  // [half]
+  int half = 0;
+  int64_t M = 0;
+  int heads = 0, kv_heads = 0;
+  Pos pos;
+};
+void launch_qk_norm_rope(const QkNormRopeArgs& a, cudaStream_t stream);
+
 // rope.cu
 void launch_rope(float* x, int64_t rows, int64_t cols, const float* inv_freq, int half, Pos pos, cudaStream_t stream);
 
@@ -63,6 +87,7 @@ struct AttentionArgs {
 };
 constexpr int kAttentionTile = 32;        // keys per shared-memory tile
 constexpr int kAttentionBlocksPerSm = 4;  // the decode split count's target
+constexpr int kAttentionMaxDecodeRows = 8;  // more query rows: prefill, one split
 bool attention_supports_head_dim(int d);
 void launch_attention(const AttentionArgs& a, cudaStream_t stream);
 

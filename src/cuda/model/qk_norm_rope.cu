@@ -1,0 +1,89 @@
+// Qwen3's per-head QK-norm and RoPE of q and k in one launch, reading the
+// projections as the trellis kernels wrote them (bf16) or as fp32, writing
+// fp32; v, when given, widened to fp32 in the same launch. For row m (at
+// position p = pos0 + m) and every head of d = 2·half elements, the CPU
+// backend's rmsnorm then rope, arithmetic for arithmetic:
+//   g     = the head, as fp32
+//   norm  (q_norm, k_norm given):  scale = fp32(1 / sqrt(Σ g² / d + eps))
+//         (sum and root in fp64), g = (g · scale) · w   (fp32, no contraction)
+//   rope  for i < half, a_i = fp32(fp32(p) · f_i), c = fp32(cos a_i), s =
+//         fp32(sin a_i) (both in fp64):
+//         (g_i, g_{i+half}) ← (g_i·c − g_{i+half}·s, g_{i+half}·c + g_i·s)
+//   v     out = float(v)
+// Only the fp64 sum's order differs from the CPU's (a warp's lanes, then a
+// shuffle tree). With fp32 inputs the outputs may be the inputs (in place):
+// each lane writes only the pairs it read, after the warp's shuffles.
+// Launch: one warp per (row, head) of q, then k, then v; 4 warps a block;
+// pos0 from Pos (device memory for graph replays); allocates nothing.
+#include "device_math.cuh"
+#include "launch_check.hpp"
+
+namespace trellis::model::cuda {
+namespace {
+
+using namespace detail;
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load(const uint16_t* p, int64_t i) { return bf16_bits_to_float(p[i]); }
+
+template <typename In>
+__global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
+  const int64_t heads_per_row = a.heads + a.kv_heads + (a.v ? a.kv_heads : 0);
+  const int64_t item = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  if (item >= a.M * heads_per_row) return;
+  const int lane = int(threadIdx.x % 32), half = a.half, d = 2 * half;
+  const int64_t m = item / heads_per_row;
+  int64_t h = item % heads_per_row;
+  if (h >= a.heads + a.kv_heads) {
+    h -= a.heads + a.kv_heads;
+    const In* src = static_cast<const In*>(a.v) + (m * a.kv_heads + h) * d;
+    float* dst = a.v_out + (m * a.kv_heads + h) * d;
+    for (int i = lane; i < d; i += 32) dst[i] = load(src, i);
+    return;
+  }
+  const bool is_q = h < a.heads;
+  if (!is_q) h -= a.heads;
+  const int64_t row_heads = is_q ? a.heads : a.kv_heads;
+  const In* src = static_cast<const In*>(is_q ? a.q : a.k) + (m * row_heads + h) * d;
+  float* dst = (is_q ? a.q_out : a.k_out) + (m * row_heads + h) * d;
+  const float* w = is_q ? a.q_norm : a.k_norm;
+  float scale = 1.0f;
+  if (w) {
+    double ss = 0;
+    for (int i = lane; i < half; i += 32) {
+      const double u = load(src, i), v = load(src, i + half);
+      ss += u * u + v * v;
+    }
+    for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
+    scale = float(1.0 / sqrt(ss / double(d) + double(a.eps)));
+  }
+  const float p = float(read_pos(a.pos) + m);
+  for (int i = lane; i < half; i += 32) {
+    float u = load(src, i), v = load(src, i + half);
+    if (w) {
+      u = __fmul_rn(__fmul_rn(u, scale), w[i]);
+      v = __fmul_rn(__fmul_rn(v, scale), w[i + half]);
+    }
+    const float angle = __fmul_rn(p, a.inv_freq[i]);
+    const float c = float(cos(double(angle))), s = float(sin(double(angle)));
+    dst[i] = __fsub_rn(__fmul_rn(u, c), __fmul_rn(v, s));
+    dst[i + half] = __fadd_rn(__fmul_rn(v, c), __fmul_rn(u, s));
+  }
+}
+
+}  // namespace
+
+void launch_qk_norm_rope(const QkNormRopeArgs& a, cudaStream_t stream) {
+  const int64_t items = int64_t(a.M) * (a.heads + a.kv_heads + (a.v ? a.kv_heads : 0));
+  if (items <= 0) return;
+  const unsigned blocks = unsigned((items + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  if (a.bf16_in)
+    qk_norm_rope_kernel<uint16_t><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(a);
+  else
+    qk_norm_rope_kernel<float><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(a);
+  check_launch("qk_norm_rope");
+}
+
+}  // namespace trellis::model::cuda

@@ -393,6 +393,7 @@ class CudaBackend final : public Backend {
     for (size_t i = 0; i < need.slot_bytes.size(); ++i) scratch_.reserve(Slot(i), need.slot_bytes[i]);
     if (need.staged) ctx_.staged(need.staged);
     if (need.expanded) ctx_.expanded(need.expanded);
+    if (!trellis.numerics && !trellis.tail) warm_up(weights, max_rows);
   }
 
   void to_host(const Act& x, float* dst) override {
@@ -423,6 +424,30 @@ class CudaBackend final : public Backend {
   }
 
   void flush() { steps_.flush(); }
+
+  // The first call of a shape is slow on the host (cuBLAS picks and loads
+  // its kernels, the trellis forms size their split-K scratch): run layer
+  // 0's linears and the LM head once at max_rows and at one row, on zeros,
+  // so that this happens when the session is made, not in its first prompt.
+  // Default numerics only (a pinned form may not serve max_rows).
+  void warm_up(const ModelWeights& weights, int64_t max_rows) {
+    const LayerWeights& l = weights.layers.front();
+    const std::vector<const CudaLinear*> linears = {
+        &static_cast<const CudaLinear&>(*l.q),    &static_cast<const CudaLinear&>(*l.k),
+        &static_cast<const CudaLinear&>(*l.v),    &static_cast<const CudaLinear&>(*l.o),
+        &static_cast<const CudaLinear&>(*l.down), &static_cast<const CudaLinear&>(*weights.lm_head)};
+    const auto& gate_up = static_cast<const CudaGateUp&>(*l.gate_up);
+    int64_t widest = std::max(gate_up.in_features, gate_up.out_features);
+    for (const CudaLinear* w : linears) widest = std::max({widest, w->in_features, w->out_features});
+    const size_t bytes = size_t(max_rows * widest) * sizeof(float);
+    const DeviceBuffer x(bytes), y(bytes);
+    check_cuda(cudaMemsetAsync(x.get(), 0, bytes, stream_.get()), "cudaMemsetAsync (warm-up input)");
+    for (const int64_t M : {max_rows, int64_t(1)}) {
+      for (const CudaLinear* w : linears) w->apply(linear_run(), x.get<float>(), M, y.get<float>());
+      gate_up.apply(linear_run(), x.get<float>(), M, y.get<float>());
+    }
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (warm-up)");
+  }
 
   // Decode attention (M <= kAttentionMaxDecodeRows): the key tiles go
   // round-robin to `splits` blocks per head, enough to give every SM

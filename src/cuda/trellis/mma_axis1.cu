@@ -75,7 +75,7 @@ struct Axis1Args {
   SwigluTail tail;
 };
 
-// Stored-row stride and block offset in words (row-major axis-1 codes).
+// Stored-row stride in words (row-major axis-1 codes).
 struct RowCodes {
   const uint32_t* base;
   int row_words;
@@ -127,9 +127,6 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   const uint32_t mask = (1u << a.geom[0].L) - 1u;
   const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
-  // Half h of a block: this lane's run starts at position 128h + 32q.
-  const RunWords g_at0 = run_words<K0>(32 * q), g_at1 = run_words<K0>(128 + 32 * q);
-  const RunWords u_at0 = run_words<K1>(32 * q), u_at1 = run_words<K1>(128 + 32 * q);
 
   const int w = int(blockIdx.x) * kAxis1Warps + int(threadIdx.x >> 5);
   const int c_beg = w < a.warps ? int((long long)w * a.chunks / a.warps) : 0;
@@ -137,36 +134,44 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 
   uint32_t g0[K0 + 1], g1[K0 + 1], u0[K1 + 1], u1[K1 + 1];
   uint32_t ng0[K0 + 1], ng1[K0 + 1], nu0[K1 + 1], nu1[K1 + 1];
+  // The lane's rows (g and g + 8 of the tile being loaded, clamped), set when the loads enter a tile.
+  const uint32_t *grow0 = nullptr, *grow1 = nullptr, *urow0 = nullptr, *urow1 = nullptr;
+  int rows_tile = -1;
   auto load_chunk = [&](int tile, int rem, uint32_t(&a0)[K0 + 1], uint32_t(&a1)[K0 + 1], uint32_t(&b0)[K1 + 1],
                         uint32_t(&b1)[K1 + 1]) {
-    const int r0 = min(tile * kTileRows + g, R - 1), r1 = min(tile * kTileRows + g + 8, R - 1);
-    const int b = rem >> 1;
-    const RunWords ga = (rem & 1) ? g_at1 : g_at0;
-    load_run<K0>(gate.row(r0) + b * wpb0, ga, a0);
-    load_run<K0>(gate.row(r1) + b * wpb0, ga, a1);
+    if (tile != rows_tile) {
+      rows_tile = tile;
+      const int r0 = min(tile * kTileRows + g, R - 1), r1 = min(tile * kTileRows + g + 8, R - 1);
+      grow0 = gate.row(r0), grow1 = gate.row(r1);
+      if constexpr (NPROJ == 2) urow0 = up.row(r0), urow1 = up.row(r1);
+    }
+    // Half h of block b = rem/2: lane q's run starts at word (8b + 7 − 4h − q)·k
+    // of the row (run_first_word at t0 = 128h + 32q), and wraps for h = q = 0.
+    const int h = rem & 1, run = 4 * rem + 7 - 8 * h - q;
+    const bool wraps = h == 0 && q == 0;
+    load_block_run<K0>(grow0 + run * K0, wraps, a0);
+    load_block_run<K0>(grow1 + run * K0, wraps, a1);
     if constexpr (NPROJ == 2) {
-      const RunWords ua = (rem & 1) ? u_at1 : u_at0;
-      load_run<K1>(up.row(r0) + b * wpb1, ua, b0);
-      load_run<K1>(up.row(r1) + b * wpb1, ua, b1);
+      load_block_run<K1>(urow0 + run * K1, wraps, b0);
+      load_block_run<K1>(urow1 + run * K1, wraps, b1);
     }
   };
   int tile = c_beg / cpt, rem = c_beg - tile * cpt;
   // The first chunk's words are in flight while the block stages x.
   if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
-  // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand column g = 2m + half).
-  bool has_x;
+  // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand
+  // column g = 2m + half); rows past the operand's repeat its last row, whose
+  // MMA columns no output reads.
   const uint4* xrow;
   if constexpr (kInt) {
     uint32_t* words = reinterpret_cast<uint32_t*>(smem);
     stage_bytes_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, words, a.xf_stride, reinterpret_cast<int*>(info),
                       info + kMmaMaxM, scratch, Axis1ByteSlot{});
-    has_x = g < 2 * a.M;
-    xrow = reinterpret_cast<const uint4*>(words + size_t(has_x ? g : 0) * a.xf_stride) + q;
+    xrow = reinterpret_cast<const uint4*>(words + size_t(min(g, 2 * a.M - 1)) * a.xf_stride) + q;
   } else {
     __half* xf = reinterpret_cast<__half*>(smem);
     stage_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, xf, a.xf_stride, info, scratch, Axis1Slot{});
-    has_x = g < a.M;
-    xrow = reinterpret_cast<const uint4*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
+    xrow = reinterpret_cast<const uint4*>(xf + size_t(min(g, a.M - 1)) * a.xf_stride) + q;
   }
   if (c_beg >= c_end) return;
 
@@ -186,7 +191,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
       // Word 4s'+i of the lane's slot group: column 32q + 4s' + i of half block `rem`.
 #pragma unroll
       for (int sp = 0; sp < 8; ++sp) {
-        const uint4 v = has_x ? xrow[rem * 32 + 4 * sp] : make_uint4(0u, 0u, 0u, 0u);
+        const uint4 v = xrow[rem * 32 + 4 * sp];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int j = 4 * sp + 2 * h;  // run positions j, j + 1: K slots q, q + 4
@@ -205,7 +210,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
       uint32_t xw[16];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const uint4 v = has_x ? xrow[rem * 16 + 4 * i] : make_uint4(0u, 0u, 0u, 0u);
+        const uint4 v = xrow[rem * 16 + 4 * i];
         xw[4 * i] = v.x, xw[4 * i + 1] = v.y, xw[4 * i + 2] = v.z, xw[4 * i + 3] = v.w;
       }
 #pragma unroll

@@ -37,33 +37,25 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
 // The tensor-core forms decode T = 256 blocks (the format's practical block).
 inline constexpr int kBlockT = 256;
 
-// Where a run's k+1 words sit in its block: words first..first+k-1 never wrap
-// (first = (T-32-t0)·k/32 <= wpb-k); word k is at `last` = (first+k) mod wpb.
-struct RunWords {
-  int first, last;
-};
+// The k+1 words of the run whose first word is at `at` (= row + first word)
+// in a T = 256 block: words 0..k−1 never wrap (first <= wpb − k) and load as
+// one vector for k = 2 and 4 (first·4 bytes is 8- or 16-byte aligned, t0
+// being a multiple of 32); word k is the next word, or the block's word 0
+// (7k words before `at`) for the run at t0 = 0, the only one that wraps.
 template <int K>
-__device__ __forceinline__ RunWords run_words(int t0) {
-  const int first = (kBlockT - 32 - t0) * K / 32;
-  const int wpb = kBlockT * K / 32;
-  return {first, first + K == wpb ? 0 : first + K};
-}
-
-// The k+1 words of a run. first·4 bytes is 16-byte aligned for k = 4 and
-// 8-byte aligned for k = 2 (t0 is a multiple of 32), so those load as vectors.
-template <int K>
-__device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, RunWords at, uint32_t (&w)[K + 1]) {
+__device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, bool wraps, uint32_t (&w)[K + 1]) {
   if constexpr (K == 4) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(block + at.first));
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(at));
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
   } else if constexpr (K == 2) {
-    const uint2 v = __ldg(reinterpret_cast<const uint2*>(block + at.first));
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(at));
     w[0] = v.x, w[1] = v.y;
   } else {
 #pragma unroll
-    for (int i = 0; i < K; ++i) w[i] = __ldg(block + at.first + i);
+    for (int i = 0; i < K; ++i) w[i] = __ldg(at + i);
   }
-  w[K] = __ldg(block + at.last);
+  if (wraps) w[K] = __ldg(at - 7 * K);
+  else w[K] = __ldg(at + K);
 }
 
 // State of position j (0..31) of a loaded run.

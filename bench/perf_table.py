@@ -88,9 +88,8 @@ def profile_section(doc):
            f"64 tokens generated, under the op profiler. {doc['method']}.", ""]
     if any(p["held_forwards"] < p["forwards"] for p in doc["phases"].values()):
         out += ["Not every forward was held: the host filled CUDA's launch queue behind the hold and blocked, "
-                "so the GPU times of the ops queued after that include launch gaps (they are upper bounds). "
-                "In this run (commit 595ae58) the hold grew from that blocked time to its 1 s cap, one second "
-                "per profiled forward; since 1e12844 it is capped at 50 ms.", ""]
+                "so the GPU times of the ops queued after that include launch gaps (they are upper bounds; "
+                "the small ops, a few µs each, most of all). The hold is capped at 50 ms.", ""]
     for name, p in doc["phases"].items():
         out.append(f"{name}: {p['forwards']} forwards, GPU {p['gpu_us_per_forward']:.0f} µs per forward "
                    f"({p['gpu_us_per_token']:.1f} µs per token), host queueing {p['host_queue_us_per_forward']:.0f} µs, "

@@ -40,8 +40,9 @@ inline constexpr int kBlockT = 256;
 // The k+1 words of the run whose first word is at `at` (= row + first word)
 // in a T = 256 block: words 0..k−1 never wrap (first <= wpb − k) and load as
 // one vector for k = 2 and 4 (first·4 bytes is 8- or 16-byte aligned, t0
-// being a multiple of 32); word k is the next word, or the block's word 0
-// (7k words before `at`) for the run at t0 = 0, the only one that wraps.
+// being a multiple of 32); word k is word (first + k) mod wpb: the next one,
+// or for the run at t0 = 0 (first = wpb − k, the only one that wraps) the
+// block's word 0, wpb − k words before `at`.
 template <int K>
 __device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, bool wraps, uint32_t (&w)[K + 1]) {
   if constexpr (K == 4) {
@@ -54,7 +55,8 @@ __device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, 
 #pragma unroll
     for (int i = 0; i < K; ++i) w[i] = __ldg(at + i);
   }
-  if (wraps) w[K] = __ldg(at - 7 * K);
+  constexpr int wpb = kBlockT * K / 32;
+  if (wraps) w[K] = __ldg(at + K - wpb);
   else w[K] = __ldg(at + K);
 }
 

@@ -8,7 +8,8 @@
 // percentage of the measured device-to-device copy bandwidth, and cuBLAS bf16
 // on the same shape and M in the same run (also rotating weight copies).
 //
-// Usage: trellis_kernels_bench OUT.json [--quick]   (--quick: M = 1, 4 and 8 only)
+// Usage: trellis_kernels_bench OUT.json [--quick] [--only OP,...]
+//   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -124,11 +125,19 @@ struct Bf16Copies {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT.json [--quick]\n", argv[0]);
+  bool quick = false, usage_error = argc < 2;
+  std::string only;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") quick = true;
+    else if (arg == "--only" && i + 1 < argc) only = "," + std::string(argv[++i]) + ",";
+    else usage_error = true;
+  }
+  if (usage_error) {
+    std::fprintf(stderr, "usage: %s OUT.json [--quick] [--only OP,...]   (ops: gate_up, down, up, q_o, k_v)\n", argv[0]);
     return 2;
   }
-  const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
+  const auto wanted = [&](const char* op) { return only.empty() || only.find("," + std::string(op) + ",") != std::string::npos; };
   cudaDeviceProp prop{};
   ck(cudaGetDeviceProperties(&prop, 0), "properties");
   int driver = 0, runtime = 0, clock_khz = 0, mem_clock_khz = 0;
@@ -203,7 +212,7 @@ int main(int argc, char** argv) {
   };
 
   // Fused gate/up/SwiGLU, Qwen3-14B MLP: 2 x (17408 x 5120).
-  {
+  if (wanted("gate_up")) {
     const int64_t out = 17408, in = 5120;
     for (int M : ms) {
       const float cub = cublas_us(out, in, M, 2);
@@ -234,6 +243,7 @@ int main(int argc, char** argv) {
                               {"q_o", 5120, 5120, 1},
                               {"k_v", 1024, 5120, 1}};
   for (const auto& c : cases) {
+    if (!wanted(c.op)) continue;
     for (int M : ms) {
       const float cub = cublas_us(c.out, c.in, M, 1);
       for (int k : ks) {

@@ -2,7 +2,7 @@
 // inputs drawn fresh per run: RMSNorm (layer and per-head QK-norm, in
 // place), RoPE at a far position, attention (a 1000-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
-// 128, GQA), and the Hadamard rotations of the trellis layers (which mirror
+// 128, GQA with 4 and 5 query heads per kv head), and the Hadamard rotations of the trellis layers (which mirror
 // the codec's fp32 butterflies step for step: equal bit for bit).
 // Bounds: elementwise ops 1e-6 relative to the row scale (fp32 math in a
 // different order); attention 1e-5 absolute on O(1) outputs.
@@ -120,8 +120,10 @@ TEST(CudaModelOps, AttentionPrefillThenDecodeOverALongCache) {
   TRELLIS_REQUIRE_GPU();
   Backends b;
   auto rng = fresh_rng("Attention");
-  for (const int64_t d : {int64_t(64), int64_t(128)}) {
-    const int64_t heads = 8, kv_heads = 2, prefill = 1000, capacity = prefill + 36;
+  // 4 query heads per kv head (two per 8-row block), and 5 (Qwen3-14B's; blocks straddle query positions).
+  for (const auto& [d, heads, kv_heads] : {std::array<int64_t, 3>{64, 8, 2}, std::array<int64_t, 3>{128, 8, 2},
+                                           std::array<int64_t, 3>{128, 10, 2}}) {
+    const int64_t prefill = 1000, capacity = prefill + 36;
     auto cc = b.cpu->make_kv_cache(1, kv_heads, d, capacity);
     auto cg = b.gpu->make_kv_cache(1, kv_heads, d, capacity);
     int64_t pos = 0;
@@ -134,9 +136,9 @@ TEST(CudaModelOps, AttentionPrefillThenDecodeOverALongCache) {
       b.cpu->attention(q.cpu.act, k.cpu.act, v.cpu.act, *cc, 0, pos, out.cpu.act);
       b.gpu->attention(q.gpu.act, k.gpu.act, v.gpu.act, *cg, 0, pos, out.gpu.act);
       const double diff = max_abs_diff(host(*b.gpu, out.gpu.act), host(*b.cpu, out.cpu.act));
-      std::printf("attention d=%lld M=%lld at %lld: max |d| = %.3g\n", (long long)d, (long long)M, (long long)pos,
-                  diff);
-      EXPECT_LE(diff, 1e-5) << "d=" << d << " M=" << M;
+      std::printf("attention d=%lld heads=%lld/%lld M=%lld at %lld: max |d| = %.3g\n", (long long)d,
+                  (long long)heads, (long long)kv_heads, (long long)M, (long long)pos, diff);
+      EXPECT_LE(diff, 1e-5) << "d=" << d << " heads=" << heads << " M=" << M;
       pos += M;
     }
   }

@@ -49,11 +49,9 @@ std::vector<std::tuple<Shape, int, int>> linear_cases() {
   return v;
 }
 
-TEST_P(LinearForms, MatchFp64Reference) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
-  const auto [shape, axis, k] = GetParam();
-  const TrellisGeometry g = make_geometry(k, 12, 256, axis, shape.out, shape.in);
-  auto rng = fresh_rng("LinearForms");
+// Every form that supports (g, M) for M = 1..8 against the fp64 reference.
+void check_linear_forms(const TrellisGeometry& g, const Shape& shape, const char* suite) {
+  auto rng = fresh_rng(suite);
   RandomTrellis w(g, rng);
   cuda::Context ctx;
   const int max_m = 8;
@@ -61,7 +59,7 @@ TEST_P(LinearForms, MatchFp64Reference) {
   DeviceBf16 y(size_t(max_m * shape.out));
   x.randomize(rng);
   const auto ref = reference_linear(w.host(), x.host, max_m);
-  for (const auto& [form, mode] : forms_for(axis)) {
+  for (const auto& [form, mode] : forms_for(int(g.axis))) {
     for (int M = 1; M <= max_m; ++M) {
       if (!cuda::form_supports(form, g, M, mode)) continue;
       y.poison();
@@ -70,9 +68,24 @@ TEST_P(LinearForms, MatchFp64Reference) {
       y.download();
       // ref rows are [m][out] for all 8 rows; the first M rows are this call's.
       const double err = relative_error(y.host, ref, size_t(M * shape.out));
-      EXPECT_LE(err, bound(mode)) << cuda::to_string(form) << " " << to_string(mode) << " M=" << M;
+      EXPECT_LE(err, bound(mode)) << cuda::to_string(form) << " " << to_string(mode) << " M=" << M << " L=" << g.L;
     }
   }
+}
+
+TEST_P(LinearForms, MatchFp64Reference) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  const auto [shape, axis, k] = GetParam();
+  check_linear_forms(make_geometry(k, 12, 256, axis, shape.out, shape.in), shape, "LinearForms");
+}
+
+// The window extraction's masks and multipliers depend on L (run_decode.cuh):
+// the narrowest state (L = k + 1) and the widest (L = 16, QTIP's) on the small shapes.
+TEST(StateWidths, NarrowestAndWidestMatchFp64Reference) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  for (const Shape s : {Shape{264, 768}, Shape{768, 264}})
+    for (int k : {2, 3, 4})
+      for (int L : {k + 1, 16}) check_linear_forms(make_geometry(k, L, 256, s.in % 256 == 0 ? 1 : 0, s.out, s.in), s, "StateWidths");
 }
 
 std::string linear_name(const ::testing::TestParamInfo<std::tuple<Shape, int, int>>& info) {

@@ -220,7 +220,7 @@ class CudaBackend final : public Backend {
     a.kv_heads = int(cache.kv_heads);
     a.d = int(cache.head_dim);
     a.capacity = int(cache.capacity);
-    a.splits = attention_splits(q.rows, heads, cache.capacity);
+    a.splits = attention_splits(q.rows, heads, cache.kv_heads, cache.capacity);
     const size_t partial_floats = size_t(q.rows * heads * a.splits * (a.d + 2));
     submit(q.rows,
            {4, word(a.q), word(a.k), word(a.v), word(a.keys), word(a.out), uint64_t(a.M), uint64_t(a.heads),
@@ -386,9 +386,12 @@ class CudaBackend final : public Backend {
     if (!weights.layers.empty()) {
       const int64_t heads = weights.layers.front().q->out_features / cache.head_dim;
       const int64_t decode_rows = std::min<int64_t>(max_rows, kAttentionMaxDecodeRows);
-      need.slot(Slot::attention, size_t(decode_rows * heads * attention_splits(decode_rows, heads, cache.capacity) *
-                                        (cache.head_dim + 2)) *
-                                     sizeof(float));
+      size_t partial_floats = 0;  // the split count falls as the rows grow: the most over 1..decode_rows
+      for (int64_t M = 1; M <= decode_rows; ++M)
+        partial_floats = std::max(partial_floats, size_t(M * heads * attention_splits(M, heads, cache.kv_heads,
+                                                                                      cache.capacity) *
+                                                         (cache.head_dim + 2)));
+      need.slot(Slot::attention, partial_floats * sizeof(float));
     }
     for (size_t i = 0; i < need.slot_bytes.size(); ++i) scratch_.reserve(Slot(i), need.slot_bytes[i]);
     if (need.staged) ctx_.staged(need.staged);
@@ -450,16 +453,17 @@ class CudaBackend final : public Backend {
   }
 
   // Decode attention (M <= kAttentionMaxDecodeRows): the key tiles go
-  // round-robin to `splits` blocks per head, enough to give every SM
-  // kAttentionBlocksPerSm, at most one per tile of the cache. The count
-  // depends on the cache, not on pos0: a captured step replays at any
+  // round-robin to `splits` blocks per (kv head, row group), enough to give
+  // every SM kAttentionBlocksPerSm, at most one per tile of the cache. The
+  // count depends on the cache, not on pos0: a captured step replays at any
   // position, and an eager step runs the same blocks (bit-identical); blocks
   // with no tile below the position only write an empty partial. Prefill: one
   // split.
-  int attention_splits(int64_t rows, int64_t heads, int64_t capacity) const {
+  int attention_splits(int64_t rows, int64_t heads, int64_t kv_heads, int64_t capacity) const {
     if (rows > kAttentionMaxDecodeRows) return 1;
     const int64_t tiles = (capacity + kAttentionTile - 1) / kAttentionTile;
-    const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + heads - 1) / heads;
+    const int64_t blocks = kv_heads * attention_row_groups(rows, heads, kv_heads);
+    const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + blocks - 1) / blocks;
     return int(std::clamp<int64_t>(fill, 1, tiles));
   }
 

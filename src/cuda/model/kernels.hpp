@@ -82,12 +82,17 @@ struct AttentionArgs {
   float* out = nullptr;      // [M, heads·d]
   float* partials = nullptr; // splits > 1: [M][heads][splits][d + 2]
   int M = 0, heads = 0, kv_heads = 0, d = 0, capacity = 0;
-  int splits = 1;            // blocks per (head, row group); split s takes key tiles s, s + splits, ...
+  int splits = 1;            // blocks per (kv head, row group); split s takes key tiles s, s + splits, ...
   Pos pos;
 };
 constexpr int kAttentionTile = 32;        // keys per shared-memory tile
 constexpr int kAttentionBlocksPerSm = 4;  // the decode split count's target
 constexpr int kAttentionMaxDecodeRows = 8;  // more query rows: prefill, one split
+constexpr int kAttentionRowsPerBlock = 8;   // query rows (m, head) of one kv head per block
+// Blocks per (split, kv head): the M·heads/kv_heads query rows of a kv head in groups of 8.
+inline int64_t attention_row_groups(int64_t M, int64_t heads, int64_t kv_heads) {
+  return (M * (heads / kv_heads) + kAttentionRowsPerBlock - 1) / kAttentionRowsPerBlock;
+}
 bool attention_supports_head_dim(int d);
 void launch_attention(const AttentionArgs& a, cudaStream_t stream);
 

@@ -25,6 +25,7 @@
 // The split count is the caller's (cuda_backend.cpp): for a decode step it
 // does not depend on pos0 (splits with no tile below the position write an
 // empty partial, m = −inf), so a captured graph replays at any position.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <string>
@@ -152,21 +153,50 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
   for (int c = 0; c < kPer; ++c) part[2 + kPer * lane + c] = o[c];
 }
 
-// One block of d threads per (row, head).
+// One block per (row, head) of d·G threads, G = kCombineGroups(d) groups of
+// d. Thread s (strided) forms split s's weight w_s = e^{m_s − M} and w_s·l_s
+// once, into shared memory; thread (group j, dim i) sums w_s·o_s[i] over the
+// splits s ≡ j (mod G) in split order (its loads all in flight together),
+// and group 0 adds the G partial sums in group order and divides by Σ_s w_s·l_s
+// (split order). Empty splits (m_s = −inf) have w_s = 0 and l_s = o_s = 0.
+constexpr int kCombineMaxThreads = 1024;
+inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
+
 __global__ void attention_combine_kernel(const float* partials, int heads, int d, int splits, float* out) {
+  extern __shared__ float combine_smem[];  // [splits] weights, [splits] weighted sums, [groups][d] partial outputs
+  __shared__ float warp_max[kCombineMaxThreads / 32];
+  float* weight = combine_smem;
+  float* weighted_sum = weight + splits;
+  float* group_num = weighted_sum + splits;
   const int64_t mh = blockIdx.x;
+  const int tid = int(threadIdx.x), lane = tid % 32, warps = int(blockDim.x) / 32;
+  const int groups = int(blockDim.x) / d, group = tid / d, dim = tid % d;
   const float* p = partials + mh * splits * (d + 2);
   float top = -INFINITY;
-  for (int s = 0; s < splits; ++s) top = fmaxf(top, p[s * (d + 2)]);
-  float num = 0.0f, den = 0.0f;
-  for (int s = 0; s < splits; ++s) {
+  for (int s = tid; s < splits; s += int(blockDim.x)) top = fmaxf(top, p[s * (d + 2)]);
+  for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
+  if (lane == 0) warp_max[tid / 32] = top;
+  __syncthreads();
+  top = warp_max[0];
+  for (int i = 1; i < warps; ++i) top = fmaxf(top, warp_max[i]);
+  for (int s = tid; s < splits; s += int(blockDim.x)) {
     const float ms = p[s * (d + 2)];
-    if (ms == -INFINITY) continue;
-    const float w = expf(ms - top);
-    den += w * p[s * (d + 2) + 1];
-    num += w * p[s * (d + 2) + 2 + threadIdx.x];
+    const float w = ms == -INFINITY ? 0.0f : expf(ms - top);
+    weight[s] = w;
+    weighted_sum[s] = w * p[s * (d + 2) + 1];
   }
-  out[mh * d + threadIdx.x] = num / den;
+  __syncthreads();
+  float num = 0.0f;
+#pragma unroll 4
+  for (int s = group; s < splits; s += groups) num += weight[s] * p[s * (d + 2) + 2 + dim];
+  group_num[group * d + dim] = num;
+  __syncthreads();
+  if (group != 0) return;
+  float den = 0.0f;
+  for (int s = 0; s < splits; ++s) den += weighted_sum[s];
+  num = group_num[dim];
+  for (int j = 1; j < groups; ++j) num += group_num[j * d + dim];
+  out[mh * d + dim] = num / den;
 }
 
 template <int D>
@@ -193,8 +223,10 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
     default: launch_tiles<256>(a, stream); break;
   }
   if (a.splits > 1) {
-    attention_combine_kernel<<<unsigned(a.M * a.heads), unsigned(a.d), 0, stream>>>(a.partials, a.heads, a.d,
-                                                                                     a.splits, a.out);
+    const int groups = combine_groups(a.d);
+    const size_t smem = (2 * size_t(a.splits) + size_t(groups) * a.d) * sizeof(float);
+    attention_combine_kernel<<<unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream>>>(a.partials, a.heads,
+                                                                                              a.d, a.splits, a.out);
     check_launch("attention_combine");
   }
 }

@@ -5,7 +5,7 @@
 #      tests and KL gates, trellis run on the synthetic Qwen3-14B
 #   2. bench/device.sh sass tests bench      on that same build (QUICK=1):
 #      the kernel tests, memcheck, the kernel benchmark, the SASS stats
-#   3. bench/runtime_device.sh STEPS...      anything else (default: profile)
+#   3. bench/runtime_device.sh STEPS...      anything else (default: profile kernels)
 # After each stage its files are packed into one archive in $OUT
 # (runtime.tgz, kernels.tgz, late.tgz), so a call cut short keeps what ran.
 # Needs .carry/model-sysroot.tar.xz where the machine lacks PCRE2/ICU, and
@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
 mkdir -p "$OUT"
 export COMMIT=${COMMIT:?set COMMIT to the commit being measured} TRELLIS_COMMIT=$COMMIT
-late=("${@:-profile}")
+late=(profile kernels)
+(($#)) && late=("$@")
 pack() {
   local files
   files=$(cd "$OUT" && ls | grep -v '\.tgz$')
@@ -29,5 +30,5 @@ DEVICE_BUILD=build/device-model QUICK=1 OUT=$OUT bash bench/device.sh sass tests
 grep -E "PASSED|FAILED|tests ran|memcheck exit| k=[234] M=1:" "$OUT/kernels_stage.txt" | head -60
 pack kernels
 OUT=$OUT bash bench/runtime_device.sh "${late[@]}" >"$OUT/late_stage.txt" 2>&1
-grep -E "^k[0-9]_|profile exit|graphs=" "$OUT/late_stage.txt"
+grep -E "^k[0-9]_|profile exit|kernels: |graphs=" "$OUT/late_stage.txt"
 pack late

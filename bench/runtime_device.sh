@@ -11,6 +11,11 @@
 #            (greedy), CUDA graphs on and off
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
+#   kernels  (after bench) the same prompt and 4 generated tokens, eager, under
+#            Nsight Compute: every kernel's GPU time; the table of the second
+#            decode step (bench/ncu_step_table.py) in h200_decode_kernels.txt.
+#            The profile step's event times include host gaps for small ops
+#            when the host falls behind; these do not.
 #   quality  quality-sweep rows quantized by the CUDA encoder and scored on
 #            this machine's CPUs: by default the L = 16 rows of docs/QUALITY.md
 #            that were made this way (k = 4 with and without --rotate, k = 3
@@ -19,8 +24,8 @@
 #            sweep's work dir, rerun the sweep with the same selection)
 # Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
-# h200_eval_ppl.json, runtime_log.txt.
-#   bench/runtime_device.sh [tests|eval|bench|profile|quality|all]...   (default: all)
+# h200_eval_ppl.json, h200_decode_kernels.txt, runtime_log.txt.
+#   bench/runtime_device.sh [tests|eval|bench|profile|kernels|quality|all]...   (default: all)
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
@@ -136,7 +141,19 @@ if has profile; then
   TRELLIS_PROFILE="$OUT/h200_runtime_profile.json" timeout 90 $B/trellis run -m /tmp/q14 --device cuda \
     -p "$(cat /tmp/prompt512.txt)" -n 64 --temp 0 >/tmp/profile_stdout.txt 2>"$OUT/runtime_profile.txt"
   echo "profile exit $? after $(wc -c </tmp/profile_stdout.txt) bytes of output" | tee -a "$LOG"
+  python3 - "$OUT/h200_runtime_profile.json" "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+json.dump({"commit": sys.argv[2] or "unknown", **doc}, open(sys.argv[1], "w"), indent=1)
+PY
   grep -A40 "^decode:" "$OUT/runtime_profile.txt" | head -45
+fi
+if has kernels; then
+  [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "kernels: run the bench step first"; exit 1; }
+  TRELLIS_CUDA_GRAPHS=0 timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+    $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 --temp 0 >/tmp/ncu_step.csv 2>/tmp/ncu_step.err
+  echo "kernels: ncu exit $?" | tee -a "$LOG"
+  python3 bench/ncu_step_table.py /tmp/ncu_step.csv | tee "$OUT/h200_decode_kernels.txt" | head -20
 fi
 if has quality; then
   IFS=';' read -ra selections <<<"${QUALITY_SELECT:--L 16 -k 4 -r 0;-L 16 -k 4 -r 1;-L 16 -k 3 -r 1}"

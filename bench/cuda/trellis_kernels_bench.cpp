@@ -8,8 +8,9 @@
 // percentage of the measured device-to-device copy bandwidth, and cuBLAS bf16
 // on the same shape and M in the same run (also rotating weight copies).
 //
-// Usage: trellis_kernels_bench OUT.json [--quick] [--only OP,...]
-//   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v).
+// Usage: trellis_kernels_bench OUT.json [--quick] [--only OP,...] [--k K,...]
+//   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v);
+//   --k: just these bit widths (default 2,3,4).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -127,14 +128,25 @@ struct Bf16Copies {
 int main(int argc, char** argv) {
   bool quick = false, usage_error = argc < 2;
   std::string only;
+  std::vector<int> ks = {2, 3, 4};
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick") quick = true;
-    else if (arg == "--only" && i + 1 < argc) only = "," + std::string(argv[++i]) + ",";
-    else usage_error = true;
+    if (arg == "--quick") {
+      quick = true;
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
+    } else if (arg == "--k" && i + 1 < argc) {
+      ks.clear();
+      for (const char* c = argv[++i]; *c; ++c)
+        if (*c >= '2' && *c <= '4') ks.push_back(*c - '0');
+        else if (*c != ',') usage_error = true;
+    } else {
+      usage_error = true;
+    }
   }
-  if (usage_error) {
-    std::fprintf(stderr, "usage: %s OUT.json [--quick] [--only OP,...]   (ops: gate_up, down, up, q_o, k_v)\n", argv[0]);
+  if (usage_error || ks.empty()) {
+    std::fprintf(stderr, "usage: %s OUT.json [--quick] [--only OP,...] [--k K,...]   (ops: gate_up, down, up, q_o, k_v; k: 2, 3, 4)\n",
+                 argv[0]);
     return 2;
   }
   const auto wanted = [&](const char* op) { return only.empty() || only.find("," + std::string(op) + ",") != std::string::npos; };
@@ -178,7 +190,6 @@ int main(int argc, char** argv) {
 
   nlohmann::json results = nlohmann::json::array();
   const std::vector<int> ms = quick ? std::vector<int>{1, 4, 8} : std::vector<int>{1, 2, 4, 8};
-  const std::vector<int> ks = {2, 3, 4};
 
   auto cublas_us = [&](int64_t out, int64_t in, int M, int nmat) {
     Bf16Copies w(out, in, rotate_bytes);

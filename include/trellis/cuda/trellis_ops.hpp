@@ -47,10 +47,12 @@ class Context {
   uint16_t* expanded(std::size_t n);
   void* cublas();
   int sm_count() const { return sm_count_; }
+  int cc_major() const { return cc_major_; }  // compute capability (9: Hopper's warpgroup MMAs)
 
  private:
   cudaStream_t stream_;
   int sm_count_ = 0;
+  int cc_major_ = 0;
   float* partials_ = nullptr;
   std::size_t partials_n_ = 0;
   unsigned* counters_ = nullptr;

@@ -35,6 +35,7 @@ Context::Context(cudaStream_t stream) : stream_(stream) {
   int dev = 0;
   check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+  check_cuda(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, dev), "cudaDeviceGetAttribute");
 }
 
 Context::~Context() {

@@ -75,7 +75,11 @@ void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16
 
 void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, bool bytes) {
   const auto& g = w.geom;
-  if (g.axis == 1) {
+  if (g.axis == 1 && bytes && detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
+    const auto plan = detail::plan_wgmma_axis1(g, 1, M, ctx.sm_count());
+    detail::launch_wgmma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.slices),
+                               ctx.stream());
+  } else if (g.axis == 1) {
     const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count(), bytes);
     detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.tiles),
                              ctx.stream());
@@ -165,8 +169,15 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
           form, g, M, mode, "gate_up_swiglu");
   const TrellisTensorView w[2] = {gate, up};
   switch (form) {
-    case Form::mma:
-    case Form::imma: {
+    case Form::imma:
+      if (detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
+        const auto plan = detail::plan_wgmma_axis1(g, 2, M, ctx.sm_count());
+        detail::launch_wgmma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.slices),
+                                   ctx.stream());
+        break;
+      }
+      [[fallthrough]];
+    case Form::mma: {
       const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count(), form == Form::imma);
       detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
                                ctx.stream());

@@ -20,6 +20,7 @@ namespace trellis::cuda::detail {
 constexpr int axis1_smem_bytes(int operand_bytes) {
   return operand_bytes + (2 * kMmaMaxM + kAxis1Threads + kMmaMaxM) * 4;
 }
+constexpr int wgmma_axis1_smem_bytes(int cols) { return cols * 32 + (2 * kMmaMaxM + kWgmmaThreads + kMmaMaxM) * 4; }
 constexpr int axis0_smem_bytes(int sum_cols, int operand_bytes) {
   return (kMmaWarps * 256 * sum_cols + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + operand_bytes;
 }
@@ -40,6 +41,18 @@ struct MmaAxis1Plan {
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count, bool byte_operands);
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                       uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
+
+// Integer tensor-core form, axis 1, on warpgroup MMAs (sm_90a, wgmma_axis1.cu):
+// the imma form's results bit for bit, where wgmma_axis1_serves says so
+// (compute capability 9.x, M 1..4, cols·32 bytes of staged operand).
+struct WgmmaAxis1Plan {
+  int slices, chunks_per_tile, chunks, groups, blocks, max_contrib, smem_bytes;  // slices: 16-row counters
+  std::size_t partial_floats;
+};
+bool wgmma_axis1_serves(const TrellisGeometry& g, int M, int cc_major);
+WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);
+void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
+                        uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
 
 // Tensor-core, axis 0 (row-major or k3-interleaved codes).
 struct MmaAxis0Plan {

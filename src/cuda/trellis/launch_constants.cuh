@@ -23,6 +23,13 @@ inline constexpr int kMinChunksPerWarp = 4;
 // M·cols up to this; larger calls take another form.
 inline constexpr int kAxis1StageBytes = 192 * 1024;
 
+// Axis-1 integer form on warpgroup MMAs (sm_90a): 5 warpgroups (20 warps) per
+// block, one block per SM — 640 threads at 96 registers, no spills at k = 4.
+// Measured on the H200 (bench/results/h200_axis1_structure_experiments.txt):
+// gate/up k = 2, M = 1 51.3 µs with 5 groups, 52.6 with 3, 54.9 with 4.
+inline constexpr int kWgmmaGroups = 5;
+inline constexpr int kWgmmaThreads = kWgmmaGroups * 128;
+
 // Axis-1 tensor-core form: a warp owns a 16-row tile (the MMA's M); one
 // m16n8k16 consumes 16 positions per row, and a lane decodes 32-position
 // runs, so 4 lanes cover half a 256-position block in 8 MMA steps.

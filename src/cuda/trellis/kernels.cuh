@@ -44,7 +44,7 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
 
 // Integer tensor-core form, axis 1, on warpgroup MMAs (sm_90a, wgmma_axis1.cu):
 // the imma form's results bit for bit, where wgmma_axis1_serves says so
-// (compute capability 9.x, M 1..4, cols·32 bytes of staged operand).
+// (compute capability 9.x, M 1..4 except M = 1 at k = 3, cols·32 bytes of staged operand).
 struct WgmmaAxis1Plan {
   int slices, chunks_per_tile, chunks, groups, blocks, max_contrib, smem_bytes;  // slices: 16-row counters
   std::size_t partial_floats;

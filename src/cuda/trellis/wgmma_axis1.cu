@@ -288,8 +288,11 @@ Launcher pick(int k0, int k1, int nproj) {
 
 }  // namespace
 
+// Not at M = 1 with k = 3: there the mma.sync kernel measured faster on the
+// H200 (gate/up 57.9 µs against 60.1; bench/results/h200_trellis_kernels_quick.json
+// at 01df9e4 and 8e389af). Everywhere else it served, it was as fast or faster.
 bool wgmma_axis1_serves(const TrellisGeometry& g, int M, int cc_major) {
-  return cc_major == 9 && g.axis == 1 && M >= 1 && M <= 4 && g.cols % kBlockT == 0 &&
+  return cc_major == 9 && g.axis == 1 && M >= 1 && M <= 4 && !(M == 1 && g.k == 3) && g.cols % kBlockT == 0 &&
          g.cols * 32 <= kAxis1StageBytes;
 }
 

@@ -48,6 +48,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernel_instances.cuh"
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
@@ -327,35 +328,21 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   }
 }
 
-template <bool kInt, int K0, int K1, int NPROJ>
-void launch(const Axis1Args& a, int blocks, int smem_bytes, cudaStream_t stream) {
-  // Past 48 KB of shared memory the kernel needs the opt-in, raised once to the most any plan uses.
-  static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<kInt, K0, K1, NPROJ>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         axis1_smem_bytes(kAxis1StageBytes));
-  if (raised != cudaSuccess)
-    throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-  mma_axis1_kernel<kInt, K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
-}
-
-using Launcher = void (*)(const Axis1Args&, int, int, cudaStream_t);
-
 template <bool kInt>
-Launcher pick(int k0, int k1, int nproj) {
-#define TRELLIS_CASE(A, B) \
-  if (k0 == A && k1 == B) return launch<kInt, A, B, 2>;
-  if (nproj == 1) {
-    if (k0 == 2) return launch<kInt, 2, 2, 1>;
-    if (k0 == 3) return launch<kInt, 3, 3, 1>;
-    if (k0 == 4) return launch<kInt, 4, 4, 1>;
-    return nullptr;
-  }
-  TRELLIS_CASE(2, 2) TRELLIS_CASE(2, 3) TRELLIS_CASE(2, 4)
-  TRELLIS_CASE(3, 2) TRELLIS_CASE(3, 3) TRELLIS_CASE(3, 4)
-  TRELLIS_CASE(4, 2) TRELLIS_CASE(4, 3) TRELLIS_CASE(4, 4)
-#undef TRELLIS_CASE
-  return nullptr;
-}
+struct Axis1Instances {
+  template <int K0, int K1, int NPROJ>
+  struct Of {
+    static void launch(const Axis1Args& a, int blocks, int smem_bytes, cudaStream_t stream) {
+      // Past 48 KB of shared memory the kernel needs the opt-in, raised once to the most any plan uses.
+      static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<kInt, K0, K1, NPROJ>,
+                                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                             axis1_smem_bytes(kAxis1StageBytes));
+      if (raised != cudaSuccess)
+        throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
+      mma_axis1_kernel<kInt, K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
+    }
+  };
+};
 
 }  // namespace
 
@@ -380,12 +367,7 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                       uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
   Axis1Args a{};
-  for (int p = 0; p < nproj; ++p) {
-    a.geom[p] = w[p].geom;
-    a.codes[p] = w[p].codes;
-    a.scales[p] = reinterpret_cast<const __half*>(w[p].scales);
-  }
-  if (nproj == 1) a.geom[1] = a.geom[0];
+  set_projections(a, w, nproj);
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
   a.xf_stride = plan.xf_stride;
@@ -399,7 +381,8 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.tail = tail;
   const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
-  const Launcher f = plan.byte_operands ? pick<true>(k0, k1, nproj) : pick<false>(k0, k1, nproj);
+  const auto f = plan.byte_operands ? pick_k_instance<Axis1Instances<true>::template Of>(k0, k1, nproj)
+                                    : pick_k_instance<Axis1Instances<false>::template Of>(k0, k1, nproj);
   if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(k0));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernel_instances.cuh"
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "run_decode.cuh"
@@ -258,33 +259,17 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
 }
 
 template <int K0, int K1, int NPROJ>
-void launch(const WgmmaArgs& a, int blocks, int smem_bytes, cudaStream_t stream) {
-  // Raised once to the most any plan uses (cols·32 <= kAxis1StageBytes).
-  static const cudaError_t raised = cudaFuncSetAttribute(wgmma_axis1_kernel<K0, K1, NPROJ>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         wgmma_axis1_smem_bytes(kAxis1StageBytes / 32));
-  if (raised != cudaSuccess)
-    throw Error(std::string("wgmma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-  wgmma_axis1_kernel<K0, K1, NPROJ><<<blocks, kWgmmaThreads, smem_bytes, stream>>>(a);
-}
-
-using Launcher = void (*)(const WgmmaArgs&, int, int, cudaStream_t);
-
-Launcher pick(int k0, int k1, int nproj) {
-#define TRELLIS_CASE(A, B) \
-  if (k0 == A && k1 == B) return launch<A, B, 2>;
-  if (nproj == 1) {
-    if (k0 == 2) return launch<2, 2, 1>;
-    if (k0 == 3) return launch<3, 3, 1>;
-    if (k0 == 4) return launch<4, 4, 1>;
-    return nullptr;
+struct WgmmaInstance {
+  static void launch(const WgmmaArgs& a, int blocks, int smem_bytes, cudaStream_t stream) {
+    // Raised once to the most any plan uses (cols·32 <= kAxis1StageBytes).
+    static const cudaError_t raised = cudaFuncSetAttribute(wgmma_axis1_kernel<K0, K1, NPROJ>,
+                                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                           wgmma_axis1_smem_bytes(kAxis1StageBytes / 32));
+    if (raised != cudaSuccess)
+      throw Error(std::string("wgmma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
+    wgmma_axis1_kernel<K0, K1, NPROJ><<<blocks, kWgmmaThreads, smem_bytes, stream>>>(a);
   }
-  TRELLIS_CASE(2, 2) TRELLIS_CASE(2, 3) TRELLIS_CASE(2, 4)
-  TRELLIS_CASE(3, 2) TRELLIS_CASE(3, 3) TRELLIS_CASE(3, 4)
-  TRELLIS_CASE(4, 2) TRELLIS_CASE(4, 3) TRELLIS_CASE(4, 4)
-#undef TRELLIS_CASE
-  return nullptr;
-}
+};
 
 }  // namespace
 
@@ -313,12 +298,7 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
   WgmmaArgs a{};
-  for (int p = 0; p < nproj; ++p) {
-    a.geom[p] = w[p].geom;
-    a.codes[p] = w[p].codes;
-    a.scales[p] = reinterpret_cast<const __half*>(w[p].scales);
-  }
-  if (nproj == 1) a.geom[1] = a.geom[0];
+  set_projections(a, w, nproj);
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
   a.M = M;
   a.chunks = plan.chunks;
@@ -329,7 +309,7 @@ void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, 
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.tail = tail;
-  const Launcher f = pick(w[0].geom.k, w[nproj - 1].geom.k, nproj);
+  const auto f = pick_k_instance<WgmmaInstance>(w[0].geom.k, w[nproj - 1].geom.k, nproj);
   if (!f) throw Error("wgmma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

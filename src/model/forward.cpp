@@ -13,9 +13,10 @@
 //     x += (silu(h Wgᵀ) ⊙ (h Wuᵀ)) Wdᵀ
 //   logits = rmsnorm(x, final_norm) Wheadᵀ   (last row, or every row)
 // in the Backend's fused ops (backend.hpp): the projections, QK-norm and RoPE
-// are one qkv_rope; each residual add runs with the norm that follows it
-// (add_rmsnorm: the post-attention norm, the next layer's input norm, or
-// the final norm, which is then computed for every row); the MLP is one mlp.
+// are one qkv_rope; each residual branch ends in one op with the add and the
+// norm that follows it (linear_add_rmsnorm: o_proj and the post-attention
+// norm; mlp_add_rmsnorm: the MLP and the next layer's input norm or the final
+// norm, which is then computed for every row).
 #include <algorithm>
 #include <string>
 
@@ -89,11 +90,9 @@ void Session::run_batch(std::span<const int32_t> tokens, bool all_logits, float*
     const LayerWeights& l = w.layers[size_t(i)];
     b.qkv_rope(*l.q, *l.k, *l.v, h, l.q_norm.get(), l.k_norm.get(), a.rms_eps, *w.rope_inv_freq, pos0, q, k, v);
     b.attention(q, k, v, *cache_, i, pos0, attn);
-    b.linear(*l.o, attn, proj);
-    b.add_rmsnorm(x, proj, *l.post_attention_norm, a.rms_eps, h);
-    b.mlp(*l.gate_up, *l.down, h, mlp, proj);
+    b.linear_add_rmsnorm(*l.o, attn, proj, x, *l.post_attention_norm, a.rms_eps, h);
     const VectorWeight& next_norm = i + 1 < a.layers ? *w.layers[size_t(i + 1)].input_norm : *w.final_norm;
-    b.add_rmsnorm(x, proj, next_norm, a.rms_eps, h);
+    b.mlp_add_rmsnorm(*l.gate_up, *l.down, h, mlp, proj, x, next_norm, a.rms_eps, h);
   }
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   if (!logits) return;

@@ -24,6 +24,14 @@
 //                 CPU: dense 1e-4 of the largest |value| (fp32-accurate dense
 //                 layers on both); trellis 2^-6 of it (CUDA rounds each
 //                 kernel's output to bf16, 2^-9 relative).
+//   a layer's residual ops in the forward's order (rmsnorm, qkv_rope,
+//                 linear_add_rmsnorm, mlp_add_rmsnorm) after reserve(), as
+//                 fused and as composed, at M = 1, 5, 40: on the 3-bit model
+//                 the norms read the layers' bf16 outputs (down's un-rotated
+//                 in the norm) and hand q/k/v and gate/up their rotated bf16
+//                 input, which must equal the conversion kernels' bit for bit:
+//                 the residual x, the norm output h and v equal, q and k to
+//                 1e-5 (qkv_rope's fused norm); against the CPU as above.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -357,6 +365,82 @@ TEST(CudaModelOps, QkvRopeAndMlpMatchTheirCompositions) {
       check("k", fused.k, composed.k, reference.k, 1e-5);
       check("v", fused.v, composed.v, reference.v, 0.0);
       check("mlp", fused.mlp, composed.mlp, reference.mlp, 0.0);
+    }
+  }
+}
+
+// Layer 0's residual ops in the forward's order on one backend: fused after
+// reserve() (which tells the CUDA backend which layer reads each norm), or
+// composed without it (so no norm hands its reader an image: the conversion
+// kernels run).
+struct ResidualRun {
+  std::vector<float> q, k, v, x, h;
+};
+
+ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0, const std::vector<float>& attn0,
+                             int64_t M, bool composed) {
+  model::Backend& b = m.backend();
+  const model::Architecture& a = m.arch();
+  const model::ModelWeights& w = m.weights();
+  const model::LayerWeights& l = w.layers.front();
+  const auto cache = b.make_kv_cache(a.layers, a.kv_heads, a.head_dim, 64);
+  if (!composed) b.reserve(w, *cache, M);
+  auto x = b.alloc(M, a.hidden), h = b.alloc(M, a.hidden), q = b.alloc(M, a.heads * a.head_dim),
+       k = b.alloc(M, a.kv_heads * a.head_dim), v = b.alloc(M, a.kv_heads * a.head_dim),
+       attn = b.alloc(M, a.heads * a.head_dim), proj = b.alloc(M, a.hidden), mid = b.alloc(M, a.intermediate);
+  const bool gpu = model::cuda_graph_stats(b).has_value();
+  for (const auto& [dst, src] : {std::pair{&x, &x0}, std::pair{&attn, &attn0}}) {
+    if (gpu)
+      cudaMemcpy(dst->act.data, src->data(), src->size() * 4, cudaMemcpyHostToDevice);
+    else
+      std::copy(src->begin(), src->end(), static_cast<float*>(dst->act.data));
+  }
+  const model::VectorWeight& next_norm = w.layers.size() > 1 ? *w.layers[1].input_norm : *w.final_norm;
+  const auto& f = *w.rope_inv_freq;
+  const float eps = a.rms_eps;
+  b.rmsnorm(x.act, *l.input_norm, eps, h.act);
+  if (composed) {
+    b.model::Backend::qkv_rope(*l.q, *l.k, *l.v, h.act, l.q_norm.get(), l.k_norm.get(), eps, f, 17, q.act, k.act,
+                               v.act);
+    b.model::Backend::linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
+    b.model::Backend::mlp_add_rmsnorm(*l.gate_up, *l.down, h.act, mid.act, proj.act, x.act, next_norm, eps, h.act);
+  } else {
+    b.qkv_rope(*l.q, *l.k, *l.v, h.act, l.q_norm.get(), l.k_norm.get(), eps, f, 17, q.act, k.act, v.act);
+    b.linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
+    b.mlp_add_rmsnorm(*l.gate_up, *l.down, h.act, mid.act, proj.act, x.act, next_norm, eps, h.act);
+  }
+  return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, x.act), host(b, h.act)};
+}
+
+TEST(CudaModelOps, ResidualOpsMatchTheirCompositions) {
+  TRELLIS_REQUIRE_GPU();
+  auto rng = fresh_rng("ResidualOps");
+  for (const auto& dir : {test::k3BitDir, test::kBf16Dir}) {
+    const bool trellis = dir == test::k3BitDir;
+    const model::Model gpu(dir, model::make_cuda_backend({.graphs = false}));
+    const model::Model gpu_composed(dir, model::make_cuda_backend({.graphs = false}));
+    const model::Model cpu(dir, model::make_cpu_backend());
+    const model::Architecture& a = gpu.arch();
+    for (const int64_t M : {int64_t(1), int64_t(5), int64_t(40)}) {
+      const auto x0 = normal(rng, size_t(M * a.hidden), 3.0f), attn0 = normal(rng, size_t(M * a.heads * a.head_dim));
+      const ResidualRun fused = run_residual_ops(gpu, x0, attn0, M, false);
+      const ResidualRun composed = run_residual_ops(gpu_composed, x0, attn0, M, true);
+      const ResidualRun reference = run_residual_ops(cpu, x0, attn0, M, true);
+      const double cpu_bound = trellis ? 1.0 / 64 : 1e-4;
+      const char* model = trellis ? "3-bit" : "bf16";
+      const auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& same,
+                             const std::vector<float>& ref, double same_bound) {
+        const double ds = max_abs_diff(got, same), dr = max_abs_diff(got, ref), scale = max_abs(ref);
+        std::printf("%s M=%lld %s: vs cuda composition max |d| = %.3g, vs cpu max |d| = %.3g (max |ref| %.3g)\n",
+                    model, (long long)M, what, ds, dr, scale);
+        EXPECT_LE(ds, same_bound) << model << " M=" << M << " " << what;
+        EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
+      };
+      check("q", fused.q, composed.q, reference.q, 1e-5);
+      check("k", fused.k, composed.k, reference.k, 1e-5);
+      check("v", fused.v, composed.v, reference.v, 0.0);
+      check("x", fused.x, composed.x, reference.x, 0.0);
+      check("h", fused.h, composed.h, reference.h, 0.0);
     }
   }
 }

@@ -50,17 +50,25 @@ TEST(CudaProfile, TimesEveryOpOfBothPhasesAndChangesNoLogit) {
     EXPECT_TRUE(ops.count(op)) << "no decode time for " << op;
   // The fused ops took their fused paths (the model is trellis-coded
   // throughout, q/k/v and gate/up sharing their rotations): no separate add,
-  // rope or QK-norm; one input conversion for q, k and v, whose kernel outputs
-  // go to qk_norm_rope as bf16; down reads the gate/up output as bf16.
+  // rope or QK-norm; q, k, v and gate/up read the rotated bf16 image their
+  // norm wrote; q, k, v's outputs go to qk_norm_rope as bf16; down reads the
+  // gate/up output as bf16, and the norms read o's and down's bf16 outputs.
   for (const char* op : {"add", "rope", "qk_norm"}) EXPECT_FALSE(ops.count(op)) << op << " ran unfused";
   double stages = 0;
+  int images = 0;
   for (const auto& row : decode["by_part"]) {
     const auto op = row["op"].get<std::string>(), part = row["part"].get<std::string>();
     stages += row["calls_per_forward"].get<double>();
     const bool to_bf16 = part.find("to_bf16") != std::string::npos, to_f32 = part.find("to_f32") != std::string::npos;
-    EXPECT_FALSE((op == "k" || op == "v" || op == "down") && to_bf16) << op << " converted its own input";
-    EXPECT_FALSE((op == "q" || op == "k" || op == "v" || op == "gate_up") && to_f32) << op << " widened its output";
+    EXPECT_FALSE((op == "q" || op == "k" || op == "v" || op == "gate_up" || op == "down") && to_bf16)
+        << op << " converted its own input (" << part << ")";
+    EXPECT_FALSE((op == "q" || op == "k" || op == "v" || op == "o" || op == "gate_up" || op == "down") && to_f32)
+        << op << " widened its output (" << part << ")";
+    if (part.find("rotated bf16 image") != std::string::npos) images += int(row["calls_per_forward"].get<double>());
   }
+  // The first input norm, and per layer the post-attention norm and the next input norm (not the final norm: the LM
+  // head is dense).
+  EXPECT_EQ(images, 2 * plain.arch().layers) << "norms that wrote their reader's input";
   std::printf("decode: %.0f timed stages per forward\n", stages);
   EXPECT_EQ(model::cuda_graph_stats(profiled.backend())->replays, 0);
 

@@ -62,6 +62,15 @@
 //                               is scratch whose contents afterwards are unspecified (a
 //                               backend may keep the intermediate elsewhere); x, mid, out
 //                               distinct
+//   linear_add_rmsnorm(W, a, proj, x, w, eps, out)
+//                               linear(W, a, proj), then add_rmsnorm(x, proj, w, eps, out):
+//                               a residual branch that ends in a projection (attention's
+//                               o_proj); proj is scratch [M, out_features] whose contents
+//                               afterwards are unspecified; a, proj, x, out distinct
+//   mlp_add_rmsnorm(G, D, h, mid, proj, x, w, eps, out)
+//                               mlp(G, D, h, mid, proj), then add_rmsnorm(x, proj, w, eps, out);
+//                               mid and proj scratch as above; out may be h, otherwise all
+//                               distinct
 //
 // reserve(weights, cache, max_rows) sizes whatever scratch the ops need for
 // forwards of up to max_rows tokens of these weights with this cache, so
@@ -214,6 +223,10 @@ class Backend {
   virtual void add_rmsnorm(const Act& x, const Act& y, const VectorWeight& w, float eps, const Act& out);
   virtual void mlp(const GateUpWeight& gate_up, const LinearWeight& down, const Act& x, const Act& mid,
                    const Act& out);
+  virtual void linear_add_rmsnorm(const LinearWeight& w, const Act& a, const Act& proj, const Act& x,
+                                  const VectorWeight& norm, float eps, const Act& out);
+  virtual void mlp_add_rmsnorm(const GateUpWeight& gate_up, const LinearWeight& down, const Act& h, const Act& mid,
+                               const Act& proj, const Act& x, const VectorWeight& norm, float eps, const Act& out);
 
   virtual void reserve(const ModelWeights& /*weights*/, const KvCache& /*cache*/, int64_t /*max_rows*/) {}
 };
@@ -245,6 +258,19 @@ inline void Backend::mlp(const GateUpWeight& gate_up, const LinearWeight& down, 
                          const Act& out) {
   gate_up_swiglu(gate_up, x, mid);
   linear(down, mid, out);
+}
+
+inline void Backend::linear_add_rmsnorm(const LinearWeight& w, const Act& a, const Act& proj, const Act& x,
+                                        const VectorWeight& norm, float eps, const Act& out) {
+  linear(w, a, proj);
+  add_rmsnorm(x, proj, norm, eps, out);
+}
+
+inline void Backend::mlp_add_rmsnorm(const GateUpWeight& gate_up, const LinearWeight& down, const Act& h,
+                                     const Act& mid, const Act& proj, const Act& x, const VectorWeight& norm,
+                                     float eps, const Act& out) {
+  mlp(gate_up, down, h, mid, proj);
+  add_rmsnorm(x, proj, norm, eps, out);
 }
 
 }  // namespace trellis::model

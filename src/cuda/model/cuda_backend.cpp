@@ -5,12 +5,19 @@
 // they depend on (step_graphs.hpp). Weight handles are CudaLinear/CudaGateUp
 // (cuda_linear.hpp) and the small classes below. With Options.profile every
 // op's launches run inside OpProfiler spans (profiler.hpp) and graphs are off.
+// The residual norms (add_rmsnorm and the ops that end in one) read a trellis
+// layer's bf16 output as it is and write their output a second time as the
+// bf16 input of the layer that reads it next (NormImage below), so no
+// conversion kernel runs between a projection, the norm and the next one.
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_linear.hpp"
@@ -164,6 +171,7 @@ class CudaBackend final : public Backend {
               "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
     const auto& table = static_cast<const CudaEmbedding&>(e);
     const int64_t hidden = e.hidden;
+    image_ = {};
     flush();
     if (ids.size() == 1 && steps_.enabled()) {
       steps_.begin(ids[0]);
@@ -186,6 +194,13 @@ class CudaBackend final : public Backend {
     const int64_t groups = x.rows * x.cols / w.size;
     const int n = int(w.size);
     const char* op = w.size == x.cols ? "rmsnorm" : "qk_norm";
+    if (const auto image = image_for(w, x)) {  // a layer norm whose reader takes the image
+      submit(x.rows, with_image({2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(&w), word(eps),
+                                 word(out.data)}, image),
+             -1, [=, this, &w](Pos) { launch_residual_norm(x, ResidualY{}, w, eps, out, image); });
+      publish(out, image);
+      return;
+    }
     submit(x.rows, {2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps), word(out.data)}, -1,
            [=, this](Pos) {
              timed(profiler_.get(), op, "rmsnorm",
@@ -283,7 +298,7 @@ class CudaBackend final : public Backend {
     a.k_out = f32(k);
     const auto &lq = static_cast<const CudaLinear&>(wq), &lk = static_cast<const CudaLinear&>(wk),
                &lv = static_cast<const CudaLinear&>(wv);
-    const std::vector<uint64_t> signature = {8,          word(&lq),   word(&lk),      word(&lv),    word(x.data),
+    std::vector<uint64_t> signature = {8,          word(&lq),   word(&lk),      word(&lv),    word(x.data),
                                              uint64_t(x.rows), word(a.q_norm), word(a.k_norm), word(eps),
                                              word(a.inv_freq), word(q.data),   word(k.data),   word(v.data)};
     // Fast: the three share one bf16 input, and their bf16 outputs go to the
@@ -291,14 +306,16 @@ class CudaBackend final : public Backend {
     const bool fast = lq.shares_input(lk) && lq.shares_input(lv) && !lq.rotates_output() && !lk.rotates_output() &&
                       !lv.rotates_output();
     if (fast) {
+      const bool from_image = take_image(x, lq);
+      signature.push_back(from_image);
       submit(x.rows, signature, pos0, [=, this, &lq, &lk, &lv](Pos p) {
         const LinearRun run = linear_run();
         const int64_t M = x.rows;
-        uint16_t* xb = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * x.cols));
+        uint16_t* xb = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * x.cols));
         uint16_t* qb = scratch_.get<uint16_t>(Slot::qkv_bf16, size_t(M * (q.cols + k.cols + v.cols)));
         uint16_t* kb = qb + M * q.cols;
         uint16_t* vb = kb + M * k.cols;
-        lq.kernel_input(run, f32(x), M, xb);
+        if (!from_image) lq.kernel_input(run, f32(x), M, xb);
         lq.kernel(run, xb, M, qb);
         lk.kernel(run, xb, M, kb);
         lv.kernel(run, xb, M, vb);
@@ -332,15 +349,11 @@ class CudaBackend final : public Backend {
     require(x.rows == y.rows && x.cols == y.cols && out.rows == x.rows && out.cols == x.cols && x.cols % w.size == 0,
             "add_rmsnorm", "shapes");
     require(out.data != x.data && out.data != y.data, "add_rmsnorm", "the output must not be x or y");
-    const float* wv = static_cast<const CudaVector&>(w).get();
-    const int64_t groups = x.rows * x.cols / w.size;
-    const int n = int(w.size);
-    submit(x.rows, {10, word(x.data), word(y.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps),
-                    word(out.data)},
-           -1, [=, this](Pos) {
-             timed(profiler_.get(), "add_rmsnorm", "add+rmsnorm",
-                   [&] { launch_add_rmsnorm(f32(x), f32(y), groups, n, wv, eps, f32(out), stream_.get()); });
-           });
+    const auto image = image_for(w, x);
+    submit(x.rows, with_image({10, word(x.data), word(y.data), uint64_t(x.rows), uint64_t(x.cols), word(&w), word(eps),
+                               word(out.data)}, image),
+           -1, [=, this, &w](Pos) { launch_residual_norm(x, ResidualY{y.data, false, {}}, w, eps, out, image); });
+    publish(out, image);
   }
 
   void mlp(const GateUpWeight& gate_up, const LinearWeight& down, const Act& x, const Act& mid,
@@ -350,21 +363,58 @@ class CudaBackend final : public Backend {
             "mlp", "shapes");
     const auto& g = static_cast<const CudaGateUp&>(gate_up);
     const auto& d = static_cast<const CudaLinear&>(down);
-    // Fast: one fused gate/up call whose bf16 output is down's kernel input
-    // as it is (down does not rotate its input).
-    if (!(g.fused() && d.is_trellis() && !d.rotates_input())) return Backend::mlp(gate_up, down, x, mid, out);
-    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data)}, -1,
+    if (!mlp_fuses(g, d)) return Backend::mlp(gate_up, down, x, mid, out);
+    const bool from_image = take_image(x, g.gate());
+    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data), from_image}, -1,
            [=, this, &g, &d](Pos) {
+             const uint16_t* yb = mlp_kernels(g, d, x, mid.cols, from_image);
+             d.kernel_output(linear_run(), yb, x.rows, f32(out));
+           });
+  }
+
+  void linear_add_rmsnorm(const LinearWeight& w, const Act& a, const Act& proj, const Act& x,
+                          const VectorWeight& norm, float eps, const Act& out) override {
+    const auto& l = static_cast<const CudaLinear&>(w);
+    if (!l.is_trellis() || norm.size != x.cols) return Backend::linear_add_rmsnorm(w, a, proj, x, norm, eps, out);
+    require(a.cols == w.in_features && x.cols == w.out_features && a.rows == x.rows && out.rows == x.rows &&
+                out.cols == x.cols,
+            "linear_add_rmsnorm", "shapes");
+    require(out.data != x.data && out.data != a.data, "linear_add_rmsnorm", "the output must not be x or a");
+    const auto image = image_for(norm, x);
+    submit(x.rows, with_image({12, word(&l), word(a.data), uint64_t(x.rows), word(x.data), word(&norm), word(eps),
+                               word(out.data)}, image),
+           -1, [=, this, &l, &norm](Pos) {
              const LinearRun run = linear_run();
              const int64_t M = x.rows;
-             uint16_t* xb = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * x.cols));
-             uint16_t* hb = scratch_.get<uint16_t>(Slot::mlp_bf16, size_t(M * mid.cols));
-             uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * out.cols));
-             g.kernel_input(run, f32(x), M, xb);
-             g.kernel(run, xb, M, hb);
-             d.kernel(run, hb, M, yb);
-             d.kernel_output(run, yb, M, f32(out));
+             uint16_t* ab = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * a.cols));
+             uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * x.cols));
+             l.kernel_input(run, f32(a), M, ab);
+             l.kernel(run, ab, M, yb);
+             launch_residual_norm(x, layer_output(l, yb), norm, eps, out, image);
            });
+    publish(out, image);
+  }
+
+  void mlp_add_rmsnorm(const GateUpWeight& gate_up, const LinearWeight& down, const Act& h, const Act& mid,
+                       const Act& proj, const Act& x, const VectorWeight& norm, float eps, const Act& out) override {
+    const auto& g = static_cast<const CudaGateUp&>(gate_up);
+    const auto& d = static_cast<const CudaLinear&>(down);
+    if (!mlp_fuses(g, d) || norm.size != x.cols)
+      return Backend::mlp_add_rmsnorm(gate_up, down, h, mid, proj, x, norm, eps, out);
+    require(h.cols == gate_up.in_features && mid.cols == gate_up.out_features && down.in_features == mid.cols &&
+                x.cols == down.out_features && mid.rows == h.rows && x.rows == h.rows && out.rows == x.rows &&
+                out.cols == x.cols,
+            "mlp_add_rmsnorm", "shapes");
+    require(out.data != x.data, "mlp_add_rmsnorm", "the output must not be x");
+    const bool from_image = take_image(h, g.gate());
+    const auto image = image_for(norm, x);
+    submit(x.rows, with_image({13, word(&g), word(&d), word(h.data), uint64_t(x.rows), word(x.data), word(&norm),
+                               word(eps), word(out.data), from_image}, image),
+           -1, [=, this, &g, &d, &norm](Pos) {
+             const uint16_t* yb = mlp_kernels(g, d, h, mid.cols, from_image);
+             launch_residual_norm(x, layer_output(d, yb), norm, eps, out, image);
+           });
+    publish(out, image);
   }
 
   void reserve(const ModelWeights& weights, const KvCache& cache, int64_t max_rows) override {
@@ -383,6 +433,14 @@ class CudaBackend final : public Backend {
     }
     need.merge(linear(weights.lm_head).scratch_need(max_rows, trellis));
     need.slot(Slot::ids, rows * sizeof(int32_t));
+    norm_readers_.clear();
+    for (const LayerWeights& l : weights.layers) {
+      const CudaLinear &q = linear(l.q), &k = linear(l.k), &v = linear(l.v);
+      if (q.is_trellis() && q.shares_input(k) && q.shares_input(v)) norm_readers_[l.input_norm.get()] = input_transform(q);
+      const auto& g = static_cast<const CudaGateUp&>(*l.gate_up);
+      if (g.fused()) norm_readers_[l.post_attention_norm.get()] = input_transform(g.gate());
+      need.slot(Slot::norm_bf16, rows * size_t(l.q->in_features) * 2);
+    }
     if (!weights.layers.empty()) {
       const int64_t heads = weights.layers.front().q->out_features / cache.head_dim;
       const int64_t decode_rows = std::min<int64_t>(max_rows, kAttentionMaxDecodeRows);
@@ -419,6 +477,7 @@ class CudaBackend final : public Backend {
   // Runs `launch` now, or records it into the current one-token step.
   template <typename F>
   void submit(int64_t rows, std::vector<uint64_t> signature, int64_t pos0, F launch) {
+    image_ = {};
     if (steps_.recording()) {
       if (rows == 1 && steps_.add(std::move(signature), [launch, this] { launch(steps_.device_pos()); }, pos0)) return;
       steps_.flush();
@@ -469,6 +528,100 @@ class CudaBackend final : public Backend {
 
   LinearRun linear_run() { return {ctx_, scratch_, options_.trellis, profiler_.get()}; }
 
+  // The bf16 input a trellis layer's kernels read: x as it is (signs null),
+  // or rotated by (signs, T).
+  struct InputTransform {
+    const int8_t* signs = nullptr;
+    int T = 0;
+    bool operator==(const InputTransform&) const = default;
+  };
+  static InputTransform input_transform(const CudaLinear& l) {
+    return l.rotates_input() ? InputTransform{l.signs(), int(l.view().geom.T)} : InputTransform{};
+  }
+
+  // A residual norm's output, written a second time as the bf16 input of the
+  // layer that reads it next (Slot::norm_bf16). norm_readers_ (from reserve)
+  // names that layer's input transform per norm weight: a layer's input norm
+  // → its q, k, v; its post-attention norm → its gate/up. The image serves
+  // only the op right after the norm (submit and embed clear it), and only a
+  // reader whose own transform it is; any other reader converts x itself.
+  struct NormImage {
+    const void* of = nullptr;
+    int64_t rows = 0;
+    InputTransform transform;
+  };
+  std::optional<InputTransform> image_for(const VectorWeight& w, const Act& x) const {
+    const auto it = norm_readers_.find(&w);
+    if (it == norm_readers_.end() || w.size != x.cols) return std::nullopt;
+    return it->second;
+  }
+  static std::vector<uint64_t> with_image(std::vector<uint64_t> signature, const std::optional<InputTransform>& t) {
+    signature.insert(signature.end(), {uint64_t(t.has_value()), t ? word(t->signs) : 0, t ? uint64_t(t->T) : 0});
+    return signature;
+  }
+  void publish(const Act& out, const std::optional<InputTransform>& t) {
+    if (t) image_ = {out.data, out.rows, *t};
+  }
+  bool take_image(const Act& x, const CudaLinear& reader) {
+    const NormImage im = std::exchange(image_, NormImage{});
+    return im.of == x.data && im.rows == x.rows && im.transform == input_transform(reader);
+  }
+
+  // y of a residual norm: fp32, or a trellis layer's bf16 kernel output (un-rotated by the norm when the layer
+  // rotates its output).
+  struct ResidualY {
+    const void* data = nullptr;
+    bool bf16 = false;
+    InputTransform unrotate;
+  };
+  static ResidualY layer_output(const CudaLinear& l, const uint16_t* yb) {
+    return {yb, true, l.rotates_output() ? InputTransform{l.signs(), int(l.view().geom.T)} : InputTransform{}};
+  }
+
+  // x += y (no y: x only read), out = rmsnorm(x, w), and the image of out for `image` (launched now: inside a
+  // submitted launch).
+  void launch_residual_norm(const Act& x, const ResidualY& y, const VectorWeight& w, float eps, const Act& out,
+                            const std::optional<InputTransform>& image) {
+    AddRmsNormArgs a;
+    a.x = f32(x);
+    a.y = y.data;
+    a.y_bf16 = y.bf16;
+    a.y_signs = y.unrotate.signs;
+    a.y_T = y.unrotate.T;
+    a.w = static_cast<const CudaVector&>(w).get();
+    a.eps = eps;
+    a.n = int(w.size);
+    a.groups = x.rows * x.cols / w.size;
+    a.out = f32(out);
+    if (image) {
+      a.image = scratch_.get<uint16_t>(Slot::norm_bf16, size_t(x.rows * x.cols));
+      a.image_signs = image->signs;
+      a.image_T = image->T;
+    }
+    const std::string part = std::string(y.data ? "add+rmsnorm" : "rmsnorm") +
+                             (!y.bf16 ? "" : y.unrotate.signs ? ", bf16 y un-rotated" : ", bf16 y") +
+                             (!image ? "" : image->signs ? ", rotated bf16 image" : ", bf16 image");
+    timed(profiler_.get(), y.data ? "add_rmsnorm" : "rmsnorm", part, [&] { launch_add_rmsnorm(a, stream_.get()); });
+  }
+
+  // One fused gate/up call whose bf16 output is down's kernel input as it is (down does not rotate its input).
+  static bool mlp_fuses(const CudaGateUp& g, const CudaLinear& d) {
+    return g.fused() && d.is_trellis() && !d.rotates_input();
+  }
+  // gate/up then down, bf16 throughout; returns down's bf16 output (Slot::y_bf16). Launched now.
+  const uint16_t* mlp_kernels(const CudaGateUp& g, const CudaLinear& d, const Act& x, int64_t mid_cols,
+                              bool from_image) {
+    const LinearRun run = linear_run();
+    const int64_t M = x.rows;
+    uint16_t* xb = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * x.cols));
+    uint16_t* hb = scratch_.get<uint16_t>(Slot::mlp_bf16, size_t(M * mid_cols));
+    uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * d.out_features));
+    if (!from_image) g.kernel_input(run, f32(x), M, xb);
+    g.kernel(run, xb, M, hb);
+    d.kernel(run, hb, M, yb);
+    return yb;
+  }
+
   // Changes whenever scratch that a captured graph uses moves.
   uint64_t epoch() {
     uint64_t h = scratch_.epoch();
@@ -485,6 +638,8 @@ class CudaBackend final : public Backend {
   Scratch scratch_;
   StepGraphs steps_;
   std::unique_ptr<OpProfiler> profiler_;
+  std::map<const VectorWeight*, InputTransform> norm_readers_;
+  NormImage image_;
   DeviceBuffer workspace_;
   std::string gpu_;
 };

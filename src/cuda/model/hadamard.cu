@@ -4,11 +4,12 @@
 //   rotate_to_bf16   axis 1, input side:  y = bf16(H_T (s ⊙ x)) per T-block
 //   unrotate_to_f32  axis 0, output side: out = s ⊙ (H_T float(y)) per T-block
 // H_T = (1/√T)·Walsh–Hadamard: log2(T) butterfly stages (a, b) ← (a + b, a − b)
-// at distance 1, 2, …, T/2, then each element times fp32(1/√T).
+// at distance 1, 2, …, T/2 (butterflies.cuh), then each element times fp32(1/√T).
 // Launch: one block of T/2 threads per (row, T-block), the block in shared memory.
 #include <cmath>
 #include <string>
 
+#include "butterflies.cuh"
 #include "device_math.cuh"
 #include "launch_check.hpp"
 
@@ -17,24 +18,13 @@ namespace {
 
 using namespace detail;
 
-__device__ void butterflies(float* b, int T) {
-  for (int len = 1; len < T; len <<= 1) {
-    __syncthreads();
-    const int p = threadIdx.x, i = (p / len) * 2 * len + p % len, j = i + len;
-    const float u = b[i], w = b[j];
-    b[i] = u + w;
-    b[j] = u - w;
-  }
-  __syncthreads();
-}
-
 __global__ void rotate_to_bf16_kernel(const float* x, const int8_t* signs, int64_t cols, int T, float norm,
                                       uint16_t* y) {
   extern __shared__ float b[];
   const int64_t base = blockIdx.y * cols + int64_t(blockIdx.x) * T;
   const int64_t col0 = int64_t(blockIdx.x) * T;
   for (int i = threadIdx.x; i < T; i += blockDim.x) b[i] = x[base + i] * float(signs[col0 + i]);
-  butterflies(b, T);
+  hadamard_butterflies(b, T, T);
   for (int i = threadIdx.x; i < T; i += blockDim.x) y[base + i] = float_to_bf16_bits(b[i] * norm);
 }
 
@@ -44,7 +34,7 @@ __global__ void unrotate_to_f32_kernel(const uint16_t* y, const int8_t* signs, i
   const int64_t base = blockIdx.y * cols + int64_t(blockIdx.x) * T;
   const int64_t col0 = int64_t(blockIdx.x) * T;
   for (int i = threadIdx.x; i < T; i += blockDim.x) b[i] = bf16_bits_to_float(y[base + i]);
-  butterflies(b, T);
+  hadamard_butterflies(b, T, T);
   for (int i = threadIdx.x; i < T; i += blockDim.x) out[base + i] = (b[i] * norm) * float(signs[col0 + i]);
 }
 

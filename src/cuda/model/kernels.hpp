@@ -38,9 +38,27 @@ void launch_embed(const void* table, TableType type, int64_t hidden, const int32
 // rmsnorm.cu
 void launch_rmsnorm(const float* x, int64_t groups, int n, const float* w, float eps, float* out, cudaStream_t stream);
 
-// add_rmsnorm.cu: x += y, then out = rmsnorm(x) per group of n
-void launch_add_rmsnorm(float* x, const float* y, int64_t groups, int n, const float* w, float eps, float* out,
-                        cudaStream_t stream);
+// add_rmsnorm.cu: x += y, then out = rmsnorm(x) per group of n. y is fp32 or
+// a trellis layer's bf16 output (un-rotated with y_signs), or null (x only
+// read: the plain RMSNorm, out may be x); `image` receives
+// out as the next trellis layer's bf16 input (rotated with image_signs).
+// Rotations take whole rows (n = cols) and T dividing n.
+struct AddRmsNormArgs {
+  float* x = nullptr;      // [groups·n], in place
+  const void* y = nullptr; // [groups·n]: fp32, or bf16 bits (y_bf16); null: none
+  bool y_bf16 = false;
+  const int8_t* y_signs = nullptr;  // [n]; null: y as it is
+  int y_T = 0;
+  const float* w = nullptr;  // [n]
+  float eps = 0;
+  int n = 0;
+  int64_t groups = 0;
+  float* out = nullptr;         // [groups·n]
+  uint16_t* image = nullptr;    // [groups·n] bf16 bits; null: none
+  const int8_t* image_signs = nullptr;  // [n]; null: bf16(out)
+  int image_T = 0;
+};
+void launch_add_rmsnorm(const AddRmsNormArgs& a, cudaStream_t stream);
 
 // qk_norm_rope.cu: per-head QK-norm (optional) and RoPE of q and k, v widened
 struct QkNormRopeArgs {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <tuple>
 #include <vector>
 
@@ -125,6 +126,55 @@ TEST(K3Interleaved, SameOutputAsRowMajor) {
         yi.download();
         EXPECT_EQ(y.host, yi.host) << cuda::to_string(form) << " M=" << M;
         EXPECT_LE(relative_error(yi.host, ref, size_t(M * s.out)), bound(mode)) << cuda::to_string(form);
+      }
+    }
+  }
+}
+
+// A group of projections reading the same x (q, k, v of different rows):
+// linear_group's stacked reduce launch gives every output bit for bit as its
+// own linear() call, within the bound of the fp64 reference; a group of mixed
+// forms (reduce and mma) runs call by call, the same.
+TEST(LinearGroup, StackedReduceEqualsSeparateCalls) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  auto rng = fresh_rng("LinearGroup");
+  const int64_t in = 5120;
+  const int64_t rows[] = {5120, 1024, 1024};
+  for (int k : {2, 3, 4}) {
+    std::deque<RandomTrellis> w;  // neither copyable nor movable
+    for (const int64_t r : rows) w.emplace_back(make_geometry(k, 12, 256, 1, r, in), rng);
+    cuda::Context ctx;
+    DeviceBf16 x(size_t(4 * in));
+    x.randomize(rng);
+    std::deque<DeviceBf16> grouped, alone;
+    for (const int64_t r : rows) {
+      grouped.emplace_back(size_t(4 * r));
+      alone.emplace_back(size_t(4 * r));
+    }
+    for (int M = 1; M <= 4; ++M) {
+      for (const bool mixed : {false, true}) {
+        std::vector<TrellisTensorView> views;
+        std::vector<cuda::LinearCall> calls;
+        for (size_t i = 0; i < w.size(); ++i) views.push_back(w[i].device());
+        for (size_t i = 0; i < w.size(); ++i) {
+          const Form f = mixed && i == 1 ? Form::mma : Form::reduce;
+          const Numerics mode = f == Form::mma ? Numerics::factored : Numerics::f32;
+          grouped[i].poison();
+          alone[i].poison();
+          calls.push_back({&views[i], grouped[i].dev, f, mode});
+          cuda::linear(ctx, views[i], x.dev, M, alone[i].dev, f, mode);
+        }
+        cuda::linear_group(ctx, calls.data(), int(calls.size()), x.dev, M);
+        TRELLIS_CUDA_OK(cudaDeviceSynchronize());
+        for (size_t i = 0; i < w.size(); ++i) {
+          grouped[i].download();
+          alone[i].download();
+          const size_t n = size_t(M * rows[i]);
+          EXPECT_TRUE(std::equal(grouped[i].host.begin(), grouped[i].host.begin() + n, alone[i].host.begin()))
+              << "k=" << k << " M=" << M << " part " << i << (mixed ? " (mixed forms)" : "");
+          const auto ref = reference_linear(w[i].host(), x.host, M);
+          EXPECT_LE(relative_error(grouped[i].host, ref, n), bound(calls[i].mode)) << "k=" << k << " M=" << M;
+        }
       }
     }
   }

@@ -68,6 +68,19 @@ class Context {
 void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,
             Numerics mode);
 
+// y = W x for n trellis tensors that read the same x (a layer's q, k, v),
+// each call in its own form and numerics: one launch where every call
+// is the reduce form in one mode and the tensors stack (at most 3, the same
+// cols, T, k and L), else one linear() per call. The results are linear()'s
+// bit for bit either way.
+struct LinearCall {
+  const TrellisTensorView* w;
+  uint16_t* y;
+  Form form;
+  Numerics mode;
+};
+void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M);
+
 // out = silu(gate(x)) · up(x); gate and up share axis-1 geometry except k.
 void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up,
                     const uint16_t* x, int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail);

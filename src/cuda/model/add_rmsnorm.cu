@@ -72,8 +72,7 @@ __global__ void add_rmsnorm_kernel(const AddRmsNormArgs a, const Scales norm) {
     const float v = add_y(i);
     ss += double(v) * double(v);
   }
-  const double total = block_sum(ss);  // also the barrier after every read of row[] above
-  const float scale = float(1.0 / sqrt(total / double(n) + double(a.eps)));
+  const float scale = rms_scale(ss, n, a.eps);  // also the barrier after every read of row[] above
 
   float* o = a.out + base;
   uint16_t* image = a.image ? a.image + base : nullptr;

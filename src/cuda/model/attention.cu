@@ -158,11 +158,14 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
 // once, into shared memory; thread (group j, dim i) sums w_s·o_s[i] over the
 // splits s ≡ j (mod G) in split order (its loads all in flight together),
 // and group 0 adds the G partial sums in group order and divides by Σ_s w_s·l_s
-// (split order). Empty splits (m_s = −inf) have w_s = 0 and l_s = o_s = 0.
+// (split order). Empty splits (m_s = −inf) have w_s = 0 and l_s = o_s = 0, so
+// the kernel reads only the splits below ceil((pos0 + M) / kTile), the ones a
+// key tile reached (pos0 read at run time: a captured step's combine reads
+// fewer partials at short positions), with the same sums bit for bit.
 constexpr int kCombineMaxThreads = 1024;
 inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
 
-__global__ void attention_combine_kernel(const float* partials, int heads, int d, int splits, float* out) {
+__global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out) {
   extern __shared__ float combine_smem[];  // [splits] weights, [splits] weighted sums, [groups][d] partial outputs
   __shared__ float warp_max[kCombineMaxThreads / 32];
   float* weight = combine_smem;
@@ -172,6 +175,7 @@ __global__ void attention_combine_kernel(const float* partials, int heads, int d
   const int tid = int(threadIdx.x), lane = tid % 32, warps = int(blockDim.x) / 32;
   const int groups = int(blockDim.x) / d, group = tid / d, dim = tid % d;
   const float* p = partials + mh * splits * (d + 2);
+  splits = min(splits, (read_pos(pos) + M + kTile - 1) / kTile);  // the splits a tile reached
   float top = -INFINITY;
   for (int s = tid; s < splits; s += int(blockDim.x)) top = fmaxf(top, p[s * (d + 2)]);
   for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
@@ -225,8 +229,8 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.splits > 1) {
     const int groups = combine_groups(a.d);
     const size_t smem = (2 * size_t(a.splits) + size_t(groups) * a.d) * sizeof(float);
-    attention_combine_kernel<<<unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream>>>(a.partials, a.heads,
-                                                                                              a.d, a.splits, a.out);
+    attention_combine_kernel<<<unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream>>>(
+        a.partials, a.d, a.splits, a.M, a.pos, a.out);
     check_launch("attention_combine");
   }
 }

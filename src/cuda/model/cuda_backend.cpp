@@ -316,9 +316,9 @@ class CudaBackend final : public Backend {
         uint16_t* kb = qb + M * q.cols;
         uint16_t* vb = kb + M * k.cols;
         if (!from_image) lq.kernel_input(run, f32(x), M, xb);
-        lq.kernel(run, xb, M, qb);
-        lk.kernel(run, xb, M, kb);
-        lv.kernel(run, xb, M, vb);
+        const CudaLinear* layers[] = {&lq, &lk, &lv};
+        uint16_t* outputs[] = {qb, kb, vb};
+        CudaLinear::kernel_group(run, layers, xb, M, outputs);
         QkNormRopeArgs in = a;
         in.q = qb;
         in.k = kb;

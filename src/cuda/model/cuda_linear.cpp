@@ -184,6 +184,20 @@ void CudaLinear::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uin
   timed(run.profiler, role_, kernel_part(form, mode), [&] { tc::linear(run.ctx, *view_, xb, int(M), yb, form, mode); });
 }
 
+void CudaLinear::kernel_group(const LinearRun& run, std::span<const CudaLinear* const> layers, const uint16_t* xb,
+                              int64_t M, std::span<uint16_t* const> yb) {
+  std::vector<tc::LinearCall> calls;
+  std::string part;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const CudaLinear& l = *layers[i];
+    const auto [form, mode] = linear_form(l.name_, l.view_->geom, M, run.trellis);
+    calls.push_back({&*l.view_, yb[i], form, mode});
+    part += i == 0 ? kernel_part(form, mode) : (i == 1 ? " with " : ", ") + l.role_;
+  }
+  if (calls.empty()) return;
+  timed(run.profiler, layers[0]->role_, part, [&] { tc::linear_group(run.ctx, calls.data(), int(calls.size()), xb, int(M)); });
+}
+
 void CudaLinear::kernel_output(const LinearRun& run, const uint16_t* yb, int64_t M, float* out) const {
   const cudaStream_t stream = run.ctx.stream();
   if (rotates_output())

@@ -99,6 +99,11 @@ class CudaLinear final : public LinearWeight {
   void kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const;
   // yb [M, out] = xb Wᵀ in the form and numerics of linear_form (bf16);
   void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const;
+  // yb[i] [M, out_i] = xb layers[i]ᵀ for layers that share their input (a
+  // layer's q, k, v): trellis::cuda::linear_group, one launch where their forms
+  // allow (timed under the first layer's role, its part naming the others).
+  static void kernel_group(const LinearRun& run, std::span<const CudaLinear* const> layers, const uint16_t* xb,
+                           int64_t M, std::span<uint16_t* const> yb);
   // out [M, out] = yb as fp32 (un-rotated for axis 0 with signs).
   void kernel_output(const LinearRun& run, const uint16_t* yb, int64_t M, float* out) const;
   ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;

@@ -1,12 +1,15 @@
 // What the RMSNorm kernels (rmsnorm.cu, add_rmsnorm.cu) share: the block
-// size for a group of n elements and the block-wide fp64 sum of the
-// threads' partial sums of squares.
-//   threads   about one per 4 elements, a multiple of 32 in [32, 1024]: a
-//             decode step's layer norm is one group of 5120, and one 128-thread
-//             block spent ≈ 20 µs there, each thread waiting on 40 loads in turn
-//             (bench/results/h200_runtime_profile.txt)
-//   block_sum each warp sums by xor shuffles, then every thread adds the warp
-//             sums in warp order (the same total, bit for bit, in every thread)
+// size for a group of n elements and the group's scale from the threads'
+// partial sums of squares.
+//   threads    about one per 4 elements, a multiple of 32 in [32, 1024]: a
+//              decode step's layer norm is one group of 5120, and one 128-thread
+//              block spent ≈ 20 µs there, each thread waiting on 40 loads in turn
+//              (bench/results/h200_runtime_profile.txt)
+//   rms_scale  fp32(1 / sqrt(Σ / n + eps)), sum and root in fp64: each warp
+//              sums by xor shuffles, then one thread adds the warp sums in warp
+//              order and takes the root (fp64 division and square root are
+//              long sequences: one thread, not 1024), and the block reads the
+//              scale from shared memory
 #pragma once
 #include <algorithm>
 
@@ -17,15 +20,21 @@ constexpr int kNormMaxThreads = 1024;
 inline int norm_threads(int n) { return std::min(kNormMaxThreads, std::max(32, (n / 4 + 31) / 32 * 32)); }
 
 // blockDim.x a multiple of 32, at most kNormMaxThreads; every thread calls it,
-// once per kernel (the shared sums are not guarded for reuse).
-__device__ __forceinline__ double block_sum(double v) {
+// once per kernel (the shared values are not guarded for reuse). Also a
+// barrier: every thread's reads before the call precede every write after it.
+__device__ __forceinline__ float rms_scale(double v, int n, float eps) {
   __shared__ double warp_sums[kNormMaxThreads / 32];
+  __shared__ float scale;
   for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
   __syncthreads();
-  double total = 0;
-  for (int i = 0; i < int(blockDim.x) / 32; ++i) total += warp_sums[i];
-  return total;
+  if (threadIdx.x == 0) {
+    double total = 0;
+    for (int i = 0; i < int(blockDim.x) / 32; ++i) total += warp_sums[i];
+    scale = float(1.0 / sqrt(total / double(n) + double(eps)));
+  }
+  __syncthreads();
+  return scale;
 }
 
 }  // namespace trellis::model::cuda::detail

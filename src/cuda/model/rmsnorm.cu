@@ -20,8 +20,7 @@ __global__ void rmsnorm_kernel(const float* x, int n, const float* w, float eps,
   double ss = 0;
 #pragma unroll 4
   for (int i = threadIdx.x; i < n; i += threads) ss += double(in[i]) * double(in[i]);
-  const double total = block_sum(ss);
-  const float scale = float(1.0 / sqrt(total / double(n) + double(eps)));
+  const float scale = rms_scale(ss, n, eps);
 #pragma unroll 4
   for (int i = threadIdx.x; i < n; i += threads) o[i] = __fmul_rn(__fmul_rn(in[i], scale), w[i]);
 }

@@ -157,6 +157,25 @@ void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, 
   check_cuda(cudaGetLastError(), "linear launch");
 }
 
+void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M) {
+  constexpr int kMaxStack = 3;
+  bool stack = n >= 1 && n <= kMaxStack;
+  TrellisTensorView w[kMaxStack];
+  uint16_t* y[kMaxStack];
+  for (int i = 0; stack && i < n; ++i) {
+    const LinearCall& c = calls[i];
+    stack = c.form == Form::reduce && c.mode == calls[0].mode && form_supports(c.form, c.w->geom, M, c.mode);
+    w[i] = *c.w;
+    y[i] = c.y;
+  }
+  if (stack && detail::reduce_stacks(w, n)) {
+    detail::launch_reduce_stacked(w, n, x, M, y, calls[0].mode, ctx.sm_count(), ctx.stream());
+    check_cuda(cudaGetLastError(), "linear_group launch");
+    return;
+  }
+  for (int i = 0; i < n; ++i) linear(ctx, *calls[i].w, x, M, calls[i].y, calls[i].form, calls[i].mode);
+}
+
 void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up, const uint16_t* x,
                     int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail) {
   const auto& g = gate.geom;

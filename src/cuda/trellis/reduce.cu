@@ -1,6 +1,8 @@
-// Reduce form (axis 1 on CUDA cores): y = W x for one projection (M 1..4), and
-// the fused gate/up/SwiGLU form out = tail(gate x, up x) (two projections,
-// M 1..8; gate and up may have different k and L) — one kernel template.
+// Reduce form (axis 1 on CUDA cores): y = W x for one projection (M 1..4), or
+// for up to kMaxParts projections of the same x stacked by rows in one launch
+// (a layer's q, k, v: same cols, T, k and L; each its own output), and the
+// fused gate/up/SwiGLU form out = tail(gate x, up x) (two projections, M 1..8;
+// gate and up may have different k and L) — one kernel template.
 //
 // Math, per output row r and activation row m:
 //   rounded  : out_mr = Σ_c bf16_rn(float(y_rc)·f_r) · x_mc      (fp32 FMA)
@@ -10,7 +12,9 @@
 //
 // Launch: blocks of 8 warps; the warps form nwr row groups × nwc column groups
 // (nwc ∈ {1,2,4,8}, chosen from the geometry so small-row tensors still fill
-// the GPU). Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
+// the GPU). Stacked projections take consecutive ranges of blocks, each part
+// with the nwc and blocks it would have on its own (so its sums are the same
+// bit for bit). Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
 // projection, or row w of gate and of up. The block walks the input dim in
 // chunks of nwc·1024 columns; each chunk of x (all M rows) is converted to
 // fp32 once into shared memory (16-byte coalesced loads, prefetched one chunk
@@ -52,14 +56,20 @@ constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte lo
 // Two blocks per SM at most 128 registers each.
 constexpr int kMinBlocksPerSm = 2;
 
+constexpr int kMaxParts = 3;
+
+// Per part p: its projection (NPROJ 1), or gate (p = 0) and up (p = 1) for
+// NPROJ 2, whose launch is one part with out[0], log2_nwc[0].
 struct ReduceArgs {
-  TrellisGeometry geom[2];
-  const uint32_t* codes[2];
-  const __half* scales[2];
-  const __nv_bfloat16* x;  // [M][cols]
-  __nv_bfloat16* out;      // [M][rows]
-  int M;                   // activation rows, <= the template's M
-  int log2_nwc;            // column groups per block = 1 << log2_nwc
+  TrellisGeometry geom[kMaxParts];
+  const uint32_t* codes[kMaxParts];
+  const __half* scales[kMaxParts];
+  __nv_bfloat16* out[kMaxParts];  // [M][rows of the part]
+  int log2_nwc[kMaxParts];        // column groups per block = 1 << log2_nwc
+  int first_block[kMaxParts];     // the part's first block (NPROJ 1)
+  int parts;                      // stacked projections (NPROJ 1), 1 for NPROJ 2
+  const __nv_bfloat16* x;         // [M][cols]
+  int M;                          // activation rows, <= the template's M
   SwigluTail tail;
 };
 
@@ -77,27 +87,35 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
   __shared__ __align__(16) float xs[kStageFloats];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int nwc = 1 << a.log2_nwc, nwr = kWarps >> a.log2_nwc;
-  const int wr = warp >> a.log2_nwc, wc = warp & (nwc - 1);
-  const TrellisGeometry& G0 = a.geom[0];
-  const TrellisGeometry& G1 = a.geom[NPROJ - 1];
-  const uint32_t* __restrict__ codes0 = a.codes[0];
-  const uint32_t* __restrict__ codes1 = a.codes[NPROJ - 1];
+  int part = 0;  // this block's projection (NPROJ 1), or the pair (NPROJ 2)
+  if constexpr (NPROJ == 1)
+    for (int p = 1; p < a.parts; ++p)
+      if (int(blockIdx.x) >= a.first_block[p]) part = p;
+  const int pu = NPROJ == 2 ? 1 : part;  // the second item's projection
+  const int block = int(blockIdx.x) - a.first_block[part];
+  const int log2_nwc = a.log2_nwc[part];
+  const int nwc = 1 << log2_nwc, nwr = kWarps >> log2_nwc;
+  const int wr = warp >> log2_nwc, wc = warp & (nwc - 1);
+  const TrellisGeometry& G0 = a.geom[part];
+  const TrellisGeometry& G1 = a.geom[pu];
+  const uint32_t* __restrict__ codes0 = a.codes[part];
+  const uint32_t* __restrict__ codes1 = a.codes[pu];
+  __nv_bfloat16* __restrict__ out = a.out[part];
   const int R = int(G0.rows), C = int(G0.cols), T = G0.T;
 
-  const int row0 = NPROJ == 1 ? int(blockIdx.x) * 2 * nwr + 2 * wr : int(blockIdx.x) * nwr + wr;
+  const int row0 = NPROJ == 1 ? block * 2 * nwr + 2 * wr : block * nwr + wr;
   const int row1 = NPROJ == 1 ? row0 + 1 : row0;
   const int r0 = min(row0, R - 1), r1 = min(row1, R - 1);
   const uint32_t mask0 = (1u << G0.L) - 1u, mask1 = (1u << G1.L) - 1u;
   // Row-major axis-1 codes: row r starts at word r·(cols/T)·wpb (block_offset(r, 0)).
   const uint32_t* __restrict__ row_codes0 = codes0 + (long long)r0 * (C / T) * (T * K0 / 32);
   const uint32_t* __restrict__ row_codes1 = codes1 + (long long)r1 * (C / T) * (T * K1 / 32);
-  const float f0 = row_factor(__half2float(a.scales[0][r0]));
-  const float f1 = row_factor(__half2float(a.scales[NPROJ - 1][r1]));
+  const float f0 = row_factor(__half2float(a.scales[part][r0]));
+  const float f1 = row_factor(__half2float(a.scales[pu][r1]));
 
   const int CW = nwc * kWarpCols;
   const int nchunks = (C + CW - 1) / CW;
-  const int item_shift = 7 + a.log2_nwc;  // log2(CW / 8): 16-byte items per activation row
+  const int item_shift = 7 + log2_nwc;  // log2(CW / 8): 16-byte items per activation row
   const int items = M << item_shift;
 
   // This lane's run: column 1024·wc + 32·lane of each chunk (block b, offset t0).
@@ -239,10 +257,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
       v1 *= f1;
     }
     if constexpr (NPROJ == 1) {
-      if (row0 < R) a.out[size_t(m) * R + row0] = __float2bfloat16_rn(v0);
-      if (row1 < R) a.out[size_t(m) * R + row1] = __float2bfloat16_rn(v1);
+      if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(v0);
+      if (row1 < R) out[size_t(m) * R + row1] = __float2bfloat16_rn(v1);
     } else {
-      if (row0 < R) a.out[size_t(m) * R + row0] = __float2bfloat16_rn(swiglu_tail(a.tail, v0, v1));
+      if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(swiglu_tail(a.tail, v0, v1));
     }
   }
 }
@@ -308,6 +326,27 @@ Launcher pick_up(int ku, int M, Numerics mode) {
   }
 }
 
+// Axis 1 row-major, cols a multiple of 32, the parts sharing cols and T
+// (and rows: the gate/up pair), M in 1..max_m, 32-bit indexable.
+void check_reduce_geometry(const TrellisTensorView* w, int n, int M, int max_m, bool same_rows,
+                           const char* share_rule) {
+  if (M < 1 || M > max_m) throw Error("reduce form: M=" + std::to_string(M) + " outside 1.." + std::to_string(max_m));
+  const TrellisGeometry& g = w[0].geom;
+  for (int p = 0; p < n; ++p) {
+    const TrellisGeometry& q = w[p].geom;
+    if (q.axis != 1 || q.block_interleave != 0) throw Error("reduce form: needs axis-1 row-major codes");
+    if (q.cols % 32 != 0) throw Error("reduce form: cols must be a multiple of 32");
+    if (q.cols != g.cols || q.T != g.T || (same_rows && q.rows != g.rows)) throw Error(std::string("reduce form: ") + share_rule);
+    if (q.rows * q.cols > (int64_t(1) << 31)) throw Error("reduce form: tensor too large for 32-bit indexing");
+  }
+}
+
+void set_projection(ReduceArgs& a, int p, const TrellisTensorView& v) {
+  a.geom[p] = v.geom;
+  a.codes[p] = v.codes;
+  a.scales[p] = reinterpret_cast<const __half*>(v.scales);
+}
+
 Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
   if (nproj == 1) {
     switch (kg) {
@@ -330,39 +369,57 @@ Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
                    SwigluTail tail, int sm_count, cudaStream_t stream) {
   if (nproj != 1 && nproj != 2) throw Error("reduce form: nproj must be 1 or 2, got " + std::to_string(nproj));
-  const int max_m = nproj == 1 ? 4 : 8;
-  if (M < 1 || M > max_m)
-    throw Error("reduce form: M=" + std::to_string(M) + " outside 1.." + std::to_string(max_m));
-  const TrellisGeometry& g = w[0].geom;
-  for (int p = 0; p < nproj; ++p) {
-    const TrellisGeometry& q = w[p].geom;
-    if (q.axis != 1 || q.block_interleave != 0) throw Error("reduce form: needs axis-1 row-major codes");
-    if (q.cols % 32 != 0) throw Error("reduce form: cols must be a multiple of 32");
-    if (q.rows != g.rows || q.cols != g.cols || q.T != g.T)
-      throw Error("reduce form: gate and up must share rows, cols and T");
-  }
-  if (g.rows * g.cols > (int64_t(1) << 31)) throw Error("reduce form: tensor too large for 32-bit indexing");
-  const int sms = std::max(sm_count, 1);
-
+  if (nproj == 1) return launch_reduce_stacked(w, 1, x, M, &out, mode, sm_count, stream);
+  check_reduce_geometry(w, 2, M, 8, true, "gate and up must share rows, cols and T");
   ReduceArgs a{};
-  for (int p = 0; p < 2; ++p) {
-    const TrellisTensorView& v = w[std::min(p, nproj - 1)];
-    a.geom[p] = v.geom;
-    a.codes[p] = v.codes;
-    a.scales[p] = reinterpret_cast<const __half*>(v.scales);
-  }
+  for (int p = 0; p < 2; ++p) set_projection(a, p, w[p]);
+  a.out[0] = reinterpret_cast<__nv_bfloat16*>(out);
+  a.parts = 1;
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.M = M;
-  a.log2_nwc = column_groups_log2(int(g.rows), int(g.cols), M, sms);
   a.tail = tail;
-  const int nwr = kWarps >> a.log2_nwc;
-  const int rows_per_block = nproj == 1 ? 2 * nwr : nwr;
-  const int blocks = int((g.rows + rows_per_block - 1) / rows_per_block);
-  const Launcher f = pick(nproj, w[0].geom.k, w[nproj - 1].geom.k, M, mode);
+  const TrellisGeometry& g = w[0].geom;
+  a.log2_nwc[0] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
+  const int nwr = kWarps >> a.log2_nwc[0];
+  const Launcher f = pick(2, w[0].geom.k, w[1].geom.k, M, mode);
   if (!f)
-    throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k) + "/" +
-                std::to_string(w[nproj - 1].geom.k));
+    throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k) + "/" + std::to_string(w[1].geom.k));
+  f(a, int((g.rows + nwr - 1) / nwr), stream);
+}
+
+bool reduce_stacks(const TrellisTensorView* w, int parts) {
+  if (parts < 1 || parts > kMaxParts) return false;
+  const TrellisGeometry& g = w[0].geom;
+  for (int p = 1; p < parts; ++p) {
+    const TrellisGeometry& q = w[p].geom;
+    if (q.cols != g.cols || q.T != g.T || q.k != g.k || q.L != g.L) return false;
+  }
+  return true;
+}
+
+void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t* x, int M, uint16_t* const* out,
+                           Numerics mode, int sm_count, cudaStream_t stream) {
+  if (!reduce_stacks(w, parts))
+    throw Error("reduce form: " + std::to_string(parts) + " stacked projections must be 1.." +
+                std::to_string(kMaxParts) + " with the same cols, T, k and L");
+  check_reduce_geometry(w, parts, M, 4, false, "stacked projections must share cols and T");
+  ReduceArgs a{};
+  int blocks = 0;
+  for (int p = 0; p < parts; ++p) {
+    const TrellisGeometry& g = w[p].geom;
+    set_projection(a, p, w[p]);
+    a.out[p] = reinterpret_cast<__nv_bfloat16*>(out[p]);
+    a.log2_nwc[p] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
+    a.first_block[p] = blocks;
+    const int rows_per_block = 2 * (kWarps >> a.log2_nwc[p]);
+    blocks += int((g.rows + rows_per_block - 1) / rows_per_block);
+  }
+  a.parts = parts;
+  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
+  a.M = M;
+  a.tail = SwigluTail::split;
+  const Launcher f = pick(1, w[0].geom.k, w[0].geom.k, M, mode);
+  if (!f) throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k));
   f(a, blocks, stream);
 }
 

@@ -8,7 +8,7 @@
 #            window (1025 tokens), CPU and CUDA, against transformers' 114.62
 #   bench    trellis synth --like qwen3-14b --bits 3 to /tmp/q14, trellis run
 #            --device cuda on a 512-token prompt with 256 tokens generated
-#            (greedy), CUDA graphs on and off
+#            (greedy), CUDA graphs on and off, and on with TRELLIS_PDL=0
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
 #   kernels  (after bench) the same prompt and 4 generated tokens, eager, under
@@ -111,6 +111,10 @@ PY
       >/dev/null 2>/tmp/run_$graphs.txt
     echo "graphs=$graphs exit $?: $(tail -1 /tmp/run_$graphs.txt)" | tee -a "$LOG"
   done
+  # The same with graphs and without programmatic dependent launches (trellis/cuda/programmatic_launch.cuh).
+  TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
+    >/dev/null 2>/tmp/run_nopdl.txt
+  echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
   python3 - "$OUT/h200_runtime.json" <<'PY'
 import json, re, subprocess, sys
 def stats(path):
@@ -129,6 +133,7 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
                  "tok/s as trellis run reports them (prompt: one batched forward; generation: decode steps incl. "
                  "sampling); CUDA_MODULE_LOADING=EAGER",
        "graphs_on": stats("/tmp/run_1.txt"), "graphs_off": stats("/tmp/run_0.txt"),
+       "graphs_on_no_programmatic_launch": stats("/tmp/run_nopdl.txt"),
        "acceptance": {"generation_tok_s": 250, "prompt_tok_s": 5000}}
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(doc, indent=1))

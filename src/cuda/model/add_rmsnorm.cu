@@ -37,6 +37,8 @@ struct Scales {
 };
 
 __global__ void add_rmsnorm_kernel(const AddRmsNormArgs a, const Scales norm) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float row[];
   const int threads = int(blockDim.x), n = a.n, tid = int(threadIdx.x);
   const int64_t base = int64_t(blockIdx.x) * n;
@@ -126,7 +128,7 @@ void launch_add_rmsnorm(const AddRmsNormArgs& a, cudaStream_t stream) {
       throw Error("cuda backend: add_rmsnorm: a rotated group of " + std::to_string(a.n) +
                   " floats does not fit in shared memory");
   }
-  add_rmsnorm_kernel<<<unsigned(a.groups), unsigned(norm_threads(a.n)), smem, stream>>>(a, norm);
+  launch_programmatic(add_rmsnorm_kernel, unsigned(a.groups), unsigned(norm_threads(a.n)), smem, stream, a, norm);
   check_launch("add_rmsnorm");
 }
 

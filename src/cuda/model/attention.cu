@@ -46,6 +46,8 @@ constexpr int kRowStride = D + 4;  // staged key/value row (floats)
 
 template <int D>
 __global__ void attention_tiles_kernel(AttentionArgs a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   constexpr int kPer = D / 32;  // output dims per lane
   constexpr int kVec = D / 4;   // float4s per key row
   constexpr int S = kRowStride<D>;
@@ -166,6 +168,8 @@ constexpr int kCombineMaxThreads = 1024;
 inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
 
 __global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float combine_smem[];  // [splits] weights, [splits] weighted sums, [groups][d] partial outputs
   __shared__ float warp_max[kCombineMaxThreads / 32];
   float* weight = combine_smem;
@@ -210,7 +214,7 @@ void launch_tiles(const AttentionArgs& a, cudaStream_t stream) {
       cudaFuncSetAttribute(attention_tiles_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   check_cuda(attr, "cudaFuncSetAttribute (attention shared memory)");
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(attention_row_groups(a.M, a.heads, a.kv_heads)));
-  attention_tiles_kernel<D><<<grid, 32 * kRowsPerBlock, smem, stream>>>(a);
+  launch_programmatic(attention_tiles_kernel<D>, grid, 32 * kRowsPerBlock, smem, stream, a);
   check_launch("attention_tiles");
 }
 
@@ -229,8 +233,8 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.splits > 1) {
     const int groups = combine_groups(a.d);
     const size_t smem = (2 * size_t(a.splits) + size_t(groups) * a.d) * sizeof(float);
-    attention_combine_kernel<<<unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream>>>(
-        a.partials, a.d, a.splits, a.M, a.pos, a.out);
+    launch_programmatic(attention_combine_kernel, unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream,
+                        a.partials, a.d, a.splits, a.M, a.pos, a.out);
     check_launch("attention_combine");
   }
 }

@@ -15,11 +15,15 @@ namespace {
 using namespace detail;
 
 __global__ void f32_to_bf16_kernel(const float* x, uint16_t* y, int64_t n) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = float_to_bf16_bits(x[i]);
 }
 
 __global__ void bf16_to_f32_kernel(const uint16_t* x, float* y, int64_t n) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = bf16_bits_to_float(x[i]);
 }
@@ -40,12 +44,12 @@ __global__ void add_halves_kernel(const float* a, const float* b, int64_t n, flo
 }  // namespace
 
 void launch_f32_to_bf16(const float* x, uint16_t* y, int64_t n, cudaStream_t stream) {
-  f32_to_bf16_kernel<<<elementwise_blocks(n), 256, 0, stream>>>(x, y, n);
+  launch_programmatic(f32_to_bf16_kernel, elementwise_blocks(n), 256, 0, stream, x, y, n);
   check_launch("f32_to_bf16");
 }
 
 void launch_bf16_to_f32(const uint16_t* x, float* y, int64_t n, cudaStream_t stream) {
-  bf16_to_f32_kernel<<<elementwise_blocks(n), 256, 0, stream>>>(x, y, n);
+  launch_programmatic(bf16_to_f32_kernel, elementwise_blocks(n), 256, 0, stream, x, y, n);
   check_launch("bf16_to_f32");
 }
 

@@ -1,14 +1,20 @@
 // Device helpers shared by the model kernels: bf16 bits <-> float (round to
 // nearest even, as trellis/half.hpp does on the host), the grid-stride loop
-// bound and the Pos read.
+// bound, the Pos read, and the programmatic launch of the trellis kernels
+// (trellis/cuda/programmatic_launch.cuh), which the decode step's kernels use.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 #include "kernels.hpp"
+#include "trellis/cuda/programmatic_launch.cuh"
 
 namespace trellis::model::cuda::detail {
+
+using ::trellis::cuda::allow_dependent_grids;
+using ::trellis::cuda::launch_programmatic;
+using ::trellis::cuda::wait_for_prerequisite_grids;
 
 __device__ __forceinline__ float bf16_bits_to_float(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }
 

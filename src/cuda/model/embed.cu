@@ -21,6 +21,8 @@ __device__ float table_value(const void* table, int64_t i) {
 
 template <TableType kType>
 __global__ void embed_kernel(const void* table, int64_t hidden, const int32_t* ids, int64_t n, float* out) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t m = e / hidden, i = e % hidden;
     out[e] = table_value<kType>(table, int64_t(ids[m]) * hidden + i);
@@ -34,9 +36,15 @@ void launch_embed(const void* table, TableType type, int64_t hidden, const int32
   const int64_t n = M * hidden;
   const unsigned blocks = elementwise_blocks(n);
   switch (type) {
-    case TableType::bf16: embed_kernel<TableType::bf16><<<blocks, 256, 0, stream>>>(table, hidden, ids, n, out); break;
-    case TableType::f16: embed_kernel<TableType::f16><<<blocks, 256, 0, stream>>>(table, hidden, ids, n, out); break;
-    case TableType::f32: embed_kernel<TableType::f32><<<blocks, 256, 0, stream>>>(table, hidden, ids, n, out); break;
+    case TableType::bf16:
+      launch_programmatic(embed_kernel<TableType::bf16>, blocks, 256, 0, stream, table, hidden, ids, n, out);
+      break;
+    case TableType::f16:
+      launch_programmatic(embed_kernel<TableType::f16>, blocks, 256, 0, stream, table, hidden, ids, n, out);
+      break;
+    case TableType::f32:
+      launch_programmatic(embed_kernel<TableType::f32>, blocks, 256, 0, stream, table, hidden, ids, n, out);
+      break;
   }
   check_launch("embed");
 }

@@ -20,6 +20,8 @@ using namespace detail;
 
 __global__ void rotate_to_bf16_kernel(const float* x, const int8_t* signs, int64_t cols, int T, float norm,
                                       uint16_t* y) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float b[];
   const int64_t base = blockIdx.y * cols + int64_t(blockIdx.x) * T;
   const int64_t col0 = int64_t(blockIdx.x) * T;
@@ -30,6 +32,8 @@ __global__ void rotate_to_bf16_kernel(const float* x, const int8_t* signs, int64
 
 __global__ void unrotate_to_f32_kernel(const uint16_t* y, const int8_t* signs, int64_t cols, int T, float norm,
                                        float* out) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float b[];
   const int64_t base = blockIdx.y * cols + int64_t(blockIdx.x) * T;
   const int64_t col0 = int64_t(blockIdx.x) * T;
@@ -52,7 +56,7 @@ void launch_rotate_to_bf16(const float* x, const int8_t* signs, int64_t rows, in
                            cudaStream_t stream) {
   check_shape(rows, cols, T);
   const dim3 grid(unsigned(cols / T), unsigned(rows));
-  rotate_to_bf16_kernel<<<grid, T / 2, T * sizeof(float), stream>>>(x, signs, cols, T, norm_of(T), y);
+  launch_programmatic(rotate_to_bf16_kernel, grid, T / 2, T * sizeof(float), stream, x, signs, cols, T, norm_of(T), y);
   check_launch("rotate_to_bf16");
 }
 
@@ -60,7 +64,8 @@ void launch_unrotate_to_f32(const uint16_t* y, const int8_t* signs, int64_t rows
                             cudaStream_t stream) {
   check_shape(rows, cols, T);
   const dim3 grid(unsigned(cols / T), unsigned(rows));
-  unrotate_to_f32_kernel<<<grid, T / 2, T * sizeof(float), stream>>>(y, signs, cols, T, norm_of(T), out);
+  launch_programmatic(unrotate_to_f32_kernel, grid, T / 2, T * sizeof(float), stream, y, signs, cols, T, norm_of(T),
+                      out);
   check_launch("unrotate_to_f32");
 }
 

@@ -30,6 +30,8 @@ __device__ __forceinline__ float load(const uint16_t* p, int64_t i) { return bf1
 
 template <typename In>
 __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   const int64_t heads_per_row = a.heads + a.kv_heads + (a.v ? a.kv_heads : 0);
   const int64_t item = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (item >= a.M * heads_per_row) return;
@@ -80,9 +82,9 @@ void launch_qk_norm_rope(const QkNormRopeArgs& a, cudaStream_t stream) {
   if (items <= 0) return;
   const unsigned blocks = unsigned((items + kWarpsPerBlock - 1) / kWarpsPerBlock);
   if (a.bf16_in)
-    qk_norm_rope_kernel<uint16_t><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(a);
+    launch_programmatic(qk_norm_rope_kernel<uint16_t>, blocks, 32 * kWarpsPerBlock, 0, stream, a);
   else
-    qk_norm_rope_kernel<float><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(a);
+    launch_programmatic(qk_norm_rope_kernel<float>, blocks, 32 * kWarpsPerBlock, 0, stream, a);
   check_launch("qk_norm_rope");
 }
 

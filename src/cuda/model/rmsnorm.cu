@@ -14,6 +14,8 @@ namespace {
 using namespace detail;
 
 __global__ void rmsnorm_kernel(const float* x, int n, const float* w, float eps, float* out) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   const int threads = int(blockDim.x);
   const float* in = x + int64_t(blockIdx.x) * n;
   float* o = out + int64_t(blockIdx.x) * n;
@@ -29,7 +31,7 @@ __global__ void rmsnorm_kernel(const float* x, int n, const float* w, float eps,
 
 void launch_rmsnorm(const float* x, int64_t groups, int n, const float* w, float eps, float* out, cudaStream_t stream) {
   if (groups <= 0) return;
-  rmsnorm_kernel<<<unsigned(groups), unsigned(norm_threads(n)), 0, stream>>>(x, n, w, eps, out);
+  launch_programmatic(rmsnorm_kernel, unsigned(groups), unsigned(norm_threads(n)), 0, stream, x, n, w, eps, out);
   check_launch("rmsnorm");
 }
 

@@ -46,6 +46,7 @@
 #include "stage_bytes.cuh"
 #include "stage_smem.cuh"
 #include "trellis/error.hpp"
+#include "trellis/cuda/programmatic_launch.cuh"
 
 namespace trellis::cuda::detail {
 namespace {
@@ -117,6 +118,8 @@ struct Axis0ByteSlot {
 
 template <bool kInt, int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ float warp_sums[];  // [kMmaWarps][256][sum_cols], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
@@ -280,7 +283,7 @@ void launch(const Axis0Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) 
       axis0_smem_bytes(kMmaMaxM, kAxis0StageBytes));
   if (raised != cudaSuccess) throw Error(std::string("mma axis-0 form: shared-memory opt-in failed: ") +
                                          cudaGetErrorString(raised));
-  mma_axis0_kernel<kInt, K><<<grid, kMmaThreads, smem_bytes, stream>>>(a);
+  launch_programmatic(mma_axis0_kernel<kInt, K>, grid, kMmaThreads, smem_bytes, stream, a);
 }
 
 }  // namespace

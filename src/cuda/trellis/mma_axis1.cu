@@ -58,6 +58,7 @@
 #include "stage_smem.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
+#include "trellis/cuda/programmatic_launch.cuh"
 
 namespace trellis::cuda::detail {
 namespace {
@@ -116,6 +117,8 @@ __device__ __forceinline__ Acc from_bits(uint32_t b) {
 
 template <bool kInt, int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
@@ -339,7 +342,7 @@ struct Axis1Instances {
                                                              axis1_smem_bytes(kAxis1StageBytes));
       if (raised != cudaSuccess)
         throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-      mma_axis1_kernel<kInt, K0, K1, NPROJ><<<blocks, kAxis1Threads, smem_bytes, stream>>>(a);
+      launch_programmatic(mma_axis1_kernel<kInt, K0, K1, NPROJ>, blocks, kAxis1Threads, smem_bytes, stream, a);
     }
   };
 };

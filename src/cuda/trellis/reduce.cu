@@ -40,6 +40,7 @@
 #include "run_decode.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
+#include "trellis/cuda/programmatic_launch.cuh"
 
 namespace trellis::cuda::detail {
 namespace {
@@ -83,6 +84,8 @@ __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int 
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const ReduceArgs a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
   __shared__ __align__(16) float xs[kStageFloats];
 
@@ -287,7 +290,7 @@ using Launcher = void (*)(const ReduceArgs&, int, cudaStream_t);
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
 void launch_one(const ReduceArgs& a, int blocks, cudaStream_t stream) {
-  reduce_kernel<KG, KU, NPROJ, M, MODE><<<blocks, kThreads, 0, stream>>>(a);
+  launch_programmatic(reduce_kernel<KG, KU, NPROJ, M, MODE>, blocks, kThreads, 0, stream, a);
 }
 
 template <int KG, int KU, int NPROJ, int M>

@@ -41,6 +41,7 @@
 #include "stage_bytes.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
+#include "trellis/cuda/programmatic_launch.cuh"
 
 namespace trellis::cuda::detail {
 namespace {
@@ -87,6 +88,8 @@ __device__ __forceinline__ void wgmma_u8s8(int (&d)[4], const uint32_t (&a)[4], 
 
 template <int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const WgmmaArgs a) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
@@ -267,7 +270,7 @@ struct WgmmaInstance {
                                                            wgmma_axis1_smem_bytes(kAxis1StageBytes / 32));
     if (raised != cudaSuccess)
       throw Error(std::string("wgmma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-    wgmma_axis1_kernel<K0, K1, NPROJ><<<blocks, kWgmmaThreads, smem_bytes, stream>>>(a);
+    launch_programmatic(wgmma_axis1_kernel<K0, K1, NPROJ>, blocks, kWgmmaThreads, smem_bytes, stream, a);
   }
 };
 

@@ -72,7 +72,8 @@ def runtime_section(doc):
     out.append(f"`bench/results/h200_runtime.json` (`bench/runtime_device.sh`): {doc['gpu']}, driver {doc['driver']}, "
                f"commit {doc['commit']}. Model: {doc['model']}. Method: {doc['method']}.")
     out += ["", "| CUDA graphs | prompt tok/s | generation tok/s |", "|---|---|---|"]
-    for key, name in (("graphs_on", "on"), ("graphs_off", "off")):
+    for key, name in (("graphs_on", "on"), ("graphs_off", "off"),
+                      ("graphs_on_no_programmatic_launch", "on, no programmatic launches (TRELLIS_PDL=0)")):
         r = doc.get(key)
         if r:
             out.append(f"| {name} | {r['prompt_tok_s']:.0f} | {r['generation_tok_s']:.1f} |")

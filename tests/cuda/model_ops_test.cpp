@@ -311,6 +311,17 @@ TEST(CudaModelOps, QkNormRopeMatchesRmsNormThenRope) {
       }
 }
 
+// A fused op's output against the same backend's composition (within
+// same_bound) and against the CPU's (within cpu_bound of the largest |ref|).
+void check_fused(const char* model, int64_t M, const char* what, const std::vector<float>& got,
+                 const std::vector<float>& same, const std::vector<float>& ref, double same_bound, double cpu_bound) {
+  const double ds = max_abs_diff(got, same), dr = max_abs_diff(got, ref), scale = max_abs(ref);
+  std::printf("%s M=%lld %s: vs cuda composition max |d| = %.3g, vs cpu max |d| = %.3g (max |ref| %.3g)\n", model,
+              (long long)M, what, ds, dr, scale);
+  EXPECT_LE(ds, same_bound) << model << " M=" << M << " " << what;
+  EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
+}
+
 // Layer 0 of a model on one backend: h random (one draw for both backends),
 // then qkv_rope and mlp fused or composed.
 struct LayerRun {
@@ -337,36 +348,6 @@ LayerRun run_layer0(const model::Model& m, const std::vector<float>& h, int64_t 
     b.mlp(*l.gate_up, *l.down, x.act, mid.act, out.act);
   }
   return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, out.act)};
-}
-
-TEST(CudaModelOps, QkvRopeAndMlpMatchTheirCompositions) {
-  TRELLIS_REQUIRE_GPU();
-  auto rng = fresh_rng("QkvRopeMlp");
-  for (const auto& dir : {test::k3BitDir, test::kBf16Dir}) {
-    const bool trellis = dir == test::k3BitDir;
-    const model::Model gpu(dir, model::make_cuda_backend({.graphs = false}));
-    const model::Model cpu(dir, model::make_cpu_backend());
-    for (const int64_t M : {int64_t(1), int64_t(5), int64_t(40)}) {
-      const auto h = normal(rng, size_t(M * gpu.arch().hidden));
-      const LayerRun fused = run_layer0(gpu, h, M, 17, false);
-      const LayerRun composed = run_layer0(gpu, h, M, 17, true);
-      const LayerRun reference = run_layer0(cpu, h, M, 17, true);
-      const double cpu_bound = trellis ? 1.0 / 64 : 1e-4;
-      const char* model = trellis ? "3-bit" : "bf16";
-      const auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& same,
-                             const std::vector<float>& ref, double same_bound) {
-        const double ds = max_abs_diff(got, same), dr = max_abs_diff(got, ref), scale = max_abs(ref);
-        std::printf("%s M=%lld %s: vs cuda composition max |d| = %.3g, vs cpu max |d| = %.3g (max |ref| %.3g)\n",
-                    model, (long long)M, what, ds, dr, scale);
-        EXPECT_LE(ds, same_bound) << model << " M=" << M << " " << what;
-        EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
-      };
-      check("q", fused.q, composed.q, reference.q, 1e-5);
-      check("k", fused.k, composed.k, reference.k, 1e-5);
-      check("v", fused.v, composed.v, reference.v, 0.0);
-      check("mlp", fused.mlp, composed.mlp, reference.mlp, 0.0);
-    }
-  }
 }
 
 // Layer 0's residual ops in the forward's order on one backend: fused after
@@ -412,9 +393,11 @@ ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0
   return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, x.act), host(b, h.act)};
 }
 
-TEST(CudaModelOps, ResidualOpsMatchTheirCompositions) {
+// qkv_rope and mlp on their own (run_layer0), then a layer's residual ops
+// (run_residual_ops), each fused against composed and against the CPU.
+TEST(CudaModelOps, FusedOpsMatchTheirCompositions) {
   TRELLIS_REQUIRE_GPU();
-  auto rng = fresh_rng("ResidualOps");
+  auto rng = fresh_rng("FusedOps");
   for (const auto& dir : {test::k3BitDir, test::kBf16Dir}) {
     const bool trellis = dir == test::k3BitDir;
     const model::Model gpu(dir, model::make_cuda_backend({.graphs = false}));
@@ -422,25 +405,30 @@ TEST(CudaModelOps, ResidualOpsMatchTheirCompositions) {
     const model::Model cpu(dir, model::make_cpu_backend());
     const model::Architecture& a = gpu.arch();
     for (const int64_t M : {int64_t(1), int64_t(5), int64_t(40)}) {
-      const auto x0 = normal(rng, size_t(M * a.hidden), 3.0f), attn0 = normal(rng, size_t(M * a.heads * a.head_dim));
-      const ResidualRun fused = run_residual_ops(gpu, x0, attn0, M, false);
-      const ResidualRun composed = run_residual_ops(gpu_composed, x0, attn0, M, true);
-      const ResidualRun reference = run_residual_ops(cpu, x0, attn0, M, true);
       const double cpu_bound = trellis ? 1.0 / 64 : 1e-4;
       const char* model = trellis ? "3-bit" : "bf16";
       const auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& same,
                              const std::vector<float>& ref, double same_bound) {
-        const double ds = max_abs_diff(got, same), dr = max_abs_diff(got, ref), scale = max_abs(ref);
-        std::printf("%s M=%lld %s: vs cuda composition max |d| = %.3g, vs cpu max |d| = %.3g (max |ref| %.3g)\n",
-                    model, (long long)M, what, ds, dr, scale);
-        EXPECT_LE(ds, same_bound) << model << " M=" << M << " " << what;
-        EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
+        check_fused(model, M, what, got, same, ref, same_bound, cpu_bound);
       };
-      check("q", fused.q, composed.q, reference.q, 1e-5);
-      check("k", fused.k, composed.k, reference.k, 1e-5);
-      check("v", fused.v, composed.v, reference.v, 0.0);
-      check("x", fused.x, composed.x, reference.x, 0.0);
-      check("h", fused.h, composed.h, reference.h, 0.0);
+      const auto h = normal(rng, size_t(M * a.hidden));
+      const LayerRun fused = run_layer0(gpu, h, M, 17, false);
+      const LayerRun composed = run_layer0(gpu, h, M, 17, true);
+      const LayerRun reference = run_layer0(cpu, h, M, 17, true);
+      check("qkv_rope q", fused.q, composed.q, reference.q, 1e-5);
+      check("qkv_rope k", fused.k, composed.k, reference.k, 1e-5);
+      check("qkv_rope v", fused.v, composed.v, reference.v, 0.0);
+      check("mlp", fused.mlp, composed.mlp, reference.mlp, 0.0);
+
+      const auto x0 = normal(rng, size_t(M * a.hidden), 3.0f), attn0 = normal(rng, size_t(M * a.heads * a.head_dim));
+      const ResidualRun rf = run_residual_ops(gpu, x0, attn0, M, false);
+      const ResidualRun rc = run_residual_ops(gpu_composed, x0, attn0, M, true);
+      const ResidualRun rr = run_residual_ops(cpu, x0, attn0, M, true);
+      check("residual ops q", rf.q, rc.q, rr.q, 1e-5);
+      check("residual ops k", rf.k, rc.k, rr.k, 1e-5);
+      check("residual ops v", rf.v, rc.v, rr.v, 0.0);
+      check("residual ops x", rf.x, rc.x, rr.x, 0.0);
+      check("residual ops h", rf.h, rc.h, rr.h, 0.0);
     }
   }
 }

@@ -77,11 +77,11 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
   const auto& g = w.geom;
   if (g.axis == 1 && bytes && detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
     const auto plan = detail::plan_wgmma_axis1(g, 1, M, ctx.sm_count());
-    detail::launch_wgmma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.slices),
+    detail::launch_wgmma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, 0, plan.counters),
                                ctx.stream());
   } else if (g.axis == 1) {
     const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count(), bytes);
-    detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.tiles),
+    detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.counters),
                              ctx.stream());
   } else {
     const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count(), bytes);
@@ -191,14 +191,14 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
     case Form::imma:
       if (detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
         const auto plan = detail::plan_wgmma_axis1(g, 2, M, ctx.sm_count());
-        detail::launch_wgmma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.slices),
+        detail::launch_wgmma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, 0, plan.counters),
                                    ctx.stream());
         break;
       }
       [[fallthrough]];
     case Form::mma: {
       const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count(), form == Form::imma);
-      detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.tiles),
+      detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.counters),
                                ctx.stream());
       break;
     }

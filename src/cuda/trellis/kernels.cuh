@@ -36,7 +36,8 @@ struct SplitScratch {
 struct MmaAxis1Plan {
   bool byte_operands;
   int tiles, chunks_per_tile, chunks, warps, blocks, max_contrib, partial_cols, xf_stride, smem_bytes;
-  std::size_t partial_floats;  // split-tile partials this launch may need
+  std::size_t partial_floats;  // split-tile fp32 partials this launch may need (fp16 operands)
+  std::size_t counters;        // zeroed scratch words: a counter per tile (bytes: and its int32 accumulators)
 };
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count, bool byte_operands);
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
@@ -46,8 +47,8 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
 // the imma form's results bit for bit, where wgmma_axis1_serves says so
 // (compute capability 9.x, M 1..4 except M = 1 at k = 3, cols·32 bytes of staged operand).
 struct WgmmaAxis1Plan {
-  int slices, chunks_per_tile, chunks, groups, blocks, max_contrib, smem_bytes;  // slices: 16-row counters
-  std::size_t partial_floats;
+  int slices, chunks_per_tile, chunks, groups, blocks, smem_bytes;  // slices: 16-row output slices
+  std::size_t counters;  // zeroed scratch words: a counter and the int32 accumulators per slice
 };
 bool wgmma_axis1_serves(const TrellisGeometry& g, int M, int cc_major);
 WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);

@@ -21,7 +21,10 @@
 // the fragment loads are free of bank conflicts.
 //
 // A tile split between warps (a share boundary inside it) is summed by the
-// last-arriving warp in share order (split_k.cuh): deterministic. The split
+// last-arriving warp in share order (split_k.cuh): deterministic; with byte
+// operands each warp instead adds its int32 sums into zeroed accumulators and
+// the last arrival takes the totals (exact, so equally deterministic, and one
+// L2 round trip instead of one per contributor). The split
 // depends only on the geometry and the SM count, so a one-projection launch
 // and a gate/up launch on the same geometry round identically (the `split`
 // tail is bit-identical to two projections + swiglu).
@@ -69,10 +72,10 @@ struct Axis1Args {
   const __half* scales[2];
   const __nv_bfloat16* x;  // [M][cols]
   int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
-  int chunks, chunks_per_tile, warps, max_contrib;
+  int chunks, chunks_per_tile, warps, max_contrib, tiles;
   int partial_cols;  // per output row of a split tile: M (fp16) or 2M (int, one per operand column)
-  float* partials;   // [tiles][max_contrib][NPROJ][16][partial_cols] (int32 bits for byte operands)
-  unsigned* counters;
+  float* partials;   // fp16 operands: [tiles][max_contrib][NPROJ][16][partial_cols] fp32 partials
+  unsigned* counters;  // [tiles] arrival counters; bytes: then [tiles][NPROJ][16][2M] int32 accumulators (zero)
   __nv_bfloat16* out;  // [M][rows]
   SwigluTail tail;
 };
@@ -104,15 +107,6 @@ struct Axis1ByteSlot {
 // [w·chunks/warps, (w+1)·chunks/warps).
 __device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
   return int(((x + 1) * warps + chunks - 1) / chunks - 1);
-}
-
-// 32-bit storage of a partial sum, and back.
-__device__ __forceinline__ uint32_t to_bits(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ uint32_t to_bits(int v) { return uint32_t(v); }
-template <typename Acc>
-__device__ __forceinline__ Acc from_bits(uint32_t b) {
-  if constexpr (std::is_same_v<Acc, float>) return __uint_as_float(b);
-  else return int(b);
 }
 
 template <bool kInt, int K0, int K1, int NPROJ>
@@ -256,28 +250,55 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
     // the MMA's D (fp16: activation row; bytes: operand column).
     if (contributors > 1) {
       const int pc = a.partial_cols;
-      uint32_t* slots = reinterpret_cast<uint32_t*>(a.partials) + size_t(tile) * a.max_contrib * NPROJ * kTileRows * pc;
-      uint32_t* mine = slots + size_t(w - owner0) * NPROJ * kTileRows * pc;
+      if constexpr (kInt) {
+        // Exact integer sums: added into zeroed accumulators, the totals taken by the last arrival.
+        int* totals = reinterpret_cast<int*>(a.counters) + a.tiles + size_t(tile) * NPROJ * kTileRows * pc;
+        int* at[4 * NPROJ];
+        bool own[4 * NPROJ];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
-        if (col < pc) {
+        for (int e = 0; e < 4; ++e) {
+          const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * pc + col] = to_bits(acc[p][e]);
+          for (int p = 0; p < NPROJ; ++p) {
+            at[e * NPROJ + p] = totals + (p * kTileRows + ri) * pc + min(col, pc - 1);
+            own[e * NPROJ + p] = col < pc;
+            if (col < pc) atomicAdd(at[e * NPROJ + p], acc[p][e]);
+          }
         }
-      }
-      write = arrive_last(a.counters + tile, unsigned(contributors));
-      if (write) {
+        write = arrive_last(a.counters + tile, unsigned(contributors));
+        if (write) {
+          int total[4 * NPROJ];
+          take_totals(at, own, total);
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+#pragma unroll
+            for (int p = 0; p < NPROJ; ++p) acc[p][e] = total[e * NPROJ + p];
+        }
+      } else {
+        uint32_t* slots =
+            reinterpret_cast<uint32_t*>(a.partials) + size_t(tile) * a.max_contrib * NPROJ * kTileRows * pc;
+        uint32_t* mine = slots + size_t(w - owner0) * NPROJ * kTileRows * pc;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
           if (col < pc) {
 #pragma unroll
-            for (int p = 0; p < NPROJ; ++p) {
-              Acc sum = Acc(0);
-              for (int j = 0; j < contributors; ++j)
-                sum += from_bits<Acc>(__ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * pc + ri * pc + col));
-              acc[p][e] = sum;
+            for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * pc + col] = __float_as_uint(acc[p][e]);
+          }
+        }
+        write = arrive_last(a.counters + tile, unsigned(contributors));
+        if (write) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
+            if (col < pc) {
+#pragma unroll
+              for (int p = 0; p < NPROJ; ++p) {
+                float sum = 0.0f;
+                for (int j = 0; j < contributors; ++j)
+                  sum += __uint_as_float(__ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * pc + ri * pc + col));
+                acc[p][e] = sum;
+              }
             }
           }
         }
@@ -360,7 +381,9 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
   // A tile meets at most this many shares: the interior ones hold >= chunks/warps chunks each.
   p.max_contrib = p.chunks_per_tile / (p.chunks / p.warps) + 2;
   p.partial_cols = byte_operands ? 2 * M : M;
-  p.partial_floats = std::size_t(p.tiles) * p.max_contrib * nproj * kTileRows * p.partial_cols;
+  // fp16: ordered fp32 partials; bytes: int32 accumulators after the counters.
+  p.partial_floats = byte_operands ? 0 : std::size_t(p.tiles) * p.max_contrib * nproj * kTileRows * p.partial_cols;
+  p.counters = std::size_t(p.tiles) * (1 + (byte_operands ? nproj * kTileRows * p.partial_cols : 0));
   // Row strides: cols + 32 halves (fp16) or cols + 16 words (bytes), for conflict-free fragment loads.
   p.xf_stride = int(g.cols) + (byte_operands ? 16 : 32);
   p.smem_bytes = axis1_smem_bytes(byte_operands ? 2 * M * p.xf_stride * 4 : M * p.xf_stride * 2);
@@ -378,6 +401,7 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.chunks_per_tile = plan.chunks_per_tile;
   a.warps = plan.warps;
   a.max_contrib = plan.max_contrib;
+  a.tiles = plan.tiles;
   a.partial_cols = plan.partial_cols;
   a.partials = scratch.partials;
   a.counters = scratch.counters;

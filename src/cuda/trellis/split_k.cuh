@@ -2,6 +2,7 @@
 // output tile stores it, fences, and counts itself in; the warp that arrives
 // last sums all partials in segment order (so results do not depend on which
 // warp finished when), writes the outputs, and re-arms the counter to zero.
+// Integer partials may instead be added into zeroed accumulators (take_totals).
 #pragma once
 
 namespace trellis::cuda::detail {
@@ -19,6 +20,22 @@ __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected
     if ((threadIdx.x & 31) == 0) *counter = 0;
   }
   return last;
+}
+
+// Exact integer split-K (the integer tensor-core forms): each contributing
+// warp adds its int32 partials into accumulators that start at zero (integer
+// sums do not depend on the order), then arrives; the last arrival reads the
+// totals with take_totals and leaves the accumulators zero again. One round
+// trip to L2 for the totals, where summing stored partials in order takes one
+// per contributor. n values per lane at `at[i]`; all 32 lanes call it.
+template <int N>
+__device__ __forceinline__ void take_totals(int* const (&at)[N], const bool (&own)[N], int (&out)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = __ldcg(at[i]);
+  __syncwarp();  // every lane's reads before any lane's reset (lanes may read the same entry)
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (own[i]) *at[i] = 0;
 }
 
 // The same for a whole block: call from every thread after the block's

@@ -20,9 +20,10 @@
 // projection 16 wgmmas in groups of two steps: the group's A registers are
 // written, fenced, issued and committed, and the next group is decoded while
 // it runs (wait_group 1 keeps one group in flight). A tile split between
-// warpgroups is summed per warp slice (16 rows) by the last-arriving warp in
-// share order (split_k.cuh): deterministic, and one projection and a gate/up
-// launch on the same geometry split alike.
+// warpgroups is summed per warp slice (16 rows): every contributing warp adds
+// its int32 sums into zeroed accumulators and the last-arriving one takes the
+// totals (split_k.cuh, take_totals): exact integers, so deterministic, and one
+// projection and a gate/up launch on the same geometry split alike.
 //
 // Each mma.sync m16n8k32 of the imma kernel occupies its warp's tensor pipe
 // for the same weights that one quarter of a wgmma carries asynchronously
@@ -53,9 +54,8 @@ struct WgmmaArgs {
   const uint32_t* codes[2];
   const __half* scales[2];
   const __nv_bfloat16* x;
-  int M, chunks, chunks_per_tile, groups, max_contrib;
-  float* partials;  // [slices][max_contrib][NPROJ][16][2M] int32 bits
-  unsigned* counters;
+  int M, chunks, chunks_per_tile, groups, slices;
+  unsigned* counters;  // [slices] arrival counters, then [slices][NPROJ][16][2M] int32 accumulators (zero between launches)
   __nv_bfloat16* out;
   SwigluTail tail;
 };
@@ -208,30 +208,28 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
     // Entry e: row (e < 2 ? r0 : r1), operand column 2q + (e & 1).
     if (contributors > 1) {
       const int pc = 2 * M;
-      uint32_t* slots = reinterpret_cast<uint32_t*>(a.partials) + size_t(slice) * a.max_contrib * NPROJ * kTileRows * pc;
-      uint32_t* mine = slots + size_t(grp - owner0) * NPROJ * kTileRows * pc;
+      int* totals = reinterpret_cast<int*>(a.counters) + a.slices + size_t(slice) * NPROJ * kTileRows * pc;
+      int* at[4 * NPROJ];
+      bool own[4 * NPROJ];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
+        // Lanes past the accumulators' width read a clamped entry (the sums stay in uniform code) and own none.
         const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
-        if (col < pc) {
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p) mine[(p * kTileRows + ri) * pc + col] = uint32_t(sum[p][e]);
+        for (int p = 0; p < NPROJ; ++p) {
+          at[e * NPROJ + p] = totals + (p * kTileRows + ri) * pc + min(col, pc - 1);
+          own[e * NPROJ + p] = col < pc;
+          if (col < pc) atomicAdd(at[e * NPROJ + p], sum[p][e]);
         }
       }
       write = arrive_last(a.counters + slice, unsigned(contributors));
       if (write) {
-        // Every lane sums (columns past the partials' width clamped, unused).
+        int total[4 * NPROJ];
+        take_totals(at, own, total);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ri = e < 2 ? g : g + 8, col = min(2 * q + (e & 1), pc - 1);
+        for (int e = 0; e < 4; ++e)
 #pragma unroll
-          for (int p = 0; p < NPROJ; ++p) {
-            int s = 0;
-            for (int j = 0; j < contributors; ++j)
-              s += int(__ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * pc + ri * pc + col));
-            sum[p][e] = s;
-          }
-        }
+          for (int p = 0; p < NPROJ; ++p) sum[p][e] = total[e * NPROJ + p];
       }
     }
     if (write && q < M) {
@@ -292,8 +290,7 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
   p.chunks = tiles * p.chunks_per_tile;
   p.groups = std::clamp(p.chunks / kMinChunksPerWarp, 1, sm_count * kWgmmaGroups);
   p.blocks = (p.groups + kWgmmaGroups - 1) / kWgmmaGroups;
-  p.max_contrib = p.chunks_per_tile / (p.chunks / p.groups) + 2;
-  p.partial_floats = std::size_t(p.slices) * p.max_contrib * nproj * kTileRows * 2 * M;
+  p.counters = std::size_t(p.slices) * (1 + nproj * kTileRows * 2 * M);
   p.smem_bytes = wgmma_axis1_smem_bytes(int(g.cols));
   return p;
 }
@@ -307,8 +304,7 @@ void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, 
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;
   a.groups = plan.groups;
-  a.max_contrib = plan.max_contrib;
-  a.partials = scratch.partials;
+  a.slices = plan.slices;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.tail = tail;

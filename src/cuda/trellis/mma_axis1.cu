@@ -251,29 +251,8 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
     if (contributors > 1) {
       const int pc = a.partial_cols;
       if constexpr (kInt) {
-        // Exact integer sums: added into zeroed accumulators, the totals taken by the last arrival.
         int* totals = reinterpret_cast<int*>(a.counters) + a.tiles + size_t(tile) * NPROJ * kTileRows * pc;
-        int* at[4 * NPROJ];
-        bool own[4 * NPROJ];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
-#pragma unroll
-          for (int p = 0; p < NPROJ; ++p) {
-            at[e * NPROJ + p] = totals + (p * kTileRows + ri) * pc + min(col, pc - 1);
-            own[e * NPROJ + p] = col < pc;
-            if (col < pc) atomicAdd(at[e * NPROJ + p], acc[p][e]);
-          }
-        }
-        write = arrive_last(a.counters + tile, unsigned(contributors));
-        if (write) {
-          int total[4 * NPROJ];
-          take_totals(at, own, total);
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-#pragma unroll
-            for (int p = 0; p < NPROJ; ++p) acc[p][e] = total[e * NPROJ + p];
-        }
+        write = add_split_tile<NPROJ>(acc, totals, pc, a.counters + tile, unsigned(contributors));
       } else {
         uint32_t* slots =
             reinterpret_cast<uint32_t*>(a.partials) + size_t(tile) * a.max_contrib * NPROJ * kTileRows * pc;

@@ -2,8 +2,9 @@
 // output tile stores it, fences, and counts itself in; the warp that arrives
 // last sums all partials in segment order (so results do not depend on which
 // warp finished when), writes the outputs, and re-arms the counter to zero.
-// Integer partials may instead be added into zeroed accumulators (take_totals).
+// Integer partials may instead be added into zeroed accumulators (add_split_tile).
 #pragma once
+#include "launch_constants.cuh"
 
 namespace trellis::cuda::detail {
 
@@ -22,20 +23,42 @@ __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected
   return last;
 }
 
-// Exact integer split-K (the integer tensor-core forms): each contributing
-// warp adds its int32 partials into accumulators that start at zero (integer
-// sums do not depend on the order), then arrives; the last arrival reads the
-// totals with take_totals and leaves the accumulators zero again. One round
-// trip to L2 for the totals, where summing stored partials in order takes one
-// per contributor. n values per lane at `at[i]`; all 32 lanes call it.
-template <int N>
-__device__ __forceinline__ void take_totals(int* const (&at)[N], const bool (&own)[N], int (&out)[N]) {
+// Exact integer split-K (the integer tensor-core forms), for one warp's
+// 16-row slice of a tile: sum[p][e] is lane (g, q)'s entry e of projection p
+// (row g for e < 2, else g + 8; column 2q + (e & 1), kept where < cols) in
+// `totals` ([NPROJ][kTileRows][cols] int32, zero before the first contributor). Each
+// contributing warp adds its entries (integer sums do not depend on the
+// order), then arrives; the last arrival reads the totals into sum and leaves
+// them zero again: one round trip to L2, where summing stored partials in
+// order takes one per contributor. Lanes past `cols` read a clamped entry (so
+// the reads stay in uniform code) and own none. All 32 lanes call it; true in
+// the last arrival.
+template <int NPROJ>
+__device__ __forceinline__ bool add_split_tile(int (&sum)[NPROJ][4], int* totals, int cols, unsigned* counter,
+                                               unsigned contributors) {
+  const int lane = int(threadIdx.x & 31), g = lane >> 2, q = lane & 3;
+  int* at[4][NPROJ];
 #pragma unroll
-  for (int i = 0; i < N; ++i) out[i] = __ldcg(at[i]);
+  for (int e = 0; e < 4; ++e) {
+    const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p) {
+      at[e][p] = totals + (p * kTileRows + ri) * cols + min(col, cols - 1);
+      if (col < cols) atomicAdd(at[e][p], sum[p][e]);
+    }
+  }
+  if (!arrive_last(counter, contributors)) return false;
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p) sum[p][e] = __ldcg(at[e][p]);
   __syncwarp();  // every lane's reads before any lane's reset (lanes may read the same entry)
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-    if (own[i]) *at[i] = 0;
+  for (int e = 0; e < 4; ++e)
+#pragma unroll
+    for (int p = 0; p < NPROJ; ++p)
+      if (2 * q + (e & 1) < cols) *at[e][p] = 0;
+  return true;
 }
 
 // The same for a whole block: call from every thread after the block's

@@ -22,7 +22,7 @@
 // it runs (wait_group 1 keeps one group in flight). A tile split between
 // warpgroups is summed per warp slice (16 rows): every contributing warp adds
 // its int32 sums into zeroed accumulators and the last-arriving one takes the
-// totals (split_k.cuh, take_totals): exact integers, so deterministic, and one
+// totals (split_k.cuh, add_split_tile): exact integers, so deterministic, and one
 // projection and a gate/up launch on the same geometry split alike.
 //
 // Each mma.sync m16n8k32 of the imma kernel occupies its warp's tensor pipe
@@ -207,30 +207,9 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
     bool write = true;
     // Entry e: row (e < 2 ? r0 : r1), operand column 2q + (e & 1).
     if (contributors > 1) {
-      const int pc = 2 * M;
+      const int pc = 2 * M;  // accumulator columns: the operand columns 2m + half
       int* totals = reinterpret_cast<int*>(a.counters) + a.slices + size_t(slice) * NPROJ * kTileRows * pc;
-      int* at[4 * NPROJ];
-      bool own[4 * NPROJ];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        // Lanes past the accumulators' width read a clamped entry (the sums stay in uniform code) and own none.
-        const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
-#pragma unroll
-        for (int p = 0; p < NPROJ; ++p) {
-          at[e * NPROJ + p] = totals + (p * kTileRows + ri) * pc + min(col, pc - 1);
-          own[e * NPROJ + p] = col < pc;
-          if (col < pc) atomicAdd(at[e * NPROJ + p], sum[p][e]);
-        }
-      }
-      write = arrive_last(a.counters + slice, unsigned(contributors));
-      if (write) {
-        int total[4 * NPROJ];
-        take_totals(at, own, total);
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int p = 0; p < NPROJ; ++p) sum[p][e] = total[e * NPROJ + p];
-      }
+      write = add_split_tile<NPROJ>(sum, totals, pc, a.counters + slice, unsigned(contributors));
     }
     if (write && q < M) {
       // Activation row q: entries 2rr (high half) and 2rr + 1 (low half) of row r0 / r1.

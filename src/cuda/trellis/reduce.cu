@@ -367,6 +367,34 @@ Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
   }
 }
 
+// One launch of checked calls: `parts` stacked one-projection calls (nproj 1:
+// part p is w[p] into out[p]) or the gate/up pair (nproj 2, one part: w[0],
+// w[1] into out[0]). Each part gets the column groups and blocks it would
+// have on its own; a block of the pair holds nwr rows, of one projection 2·nwr.
+void launch_parts(const TrellisTensorView* w, int nproj, int parts, const uint16_t* x, int M, uint16_t* const* out,
+                  Numerics mode, SwigluTail tail, int sm_count, cudaStream_t stream) {
+  ReduceArgs a{};
+  for (int p = 0; p < std::max(parts, nproj); ++p) set_projection(a, p, w[p]);
+  int blocks = 0;
+  for (int p = 0; p < parts; ++p) {
+    const TrellisGeometry& g = w[p].geom;
+    a.out[p] = reinterpret_cast<__nv_bfloat16*>(out[p]);
+    a.log2_nwc[p] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
+    a.first_block[p] = blocks;
+    const int rows_per_block = (nproj == 1 ? 2 : 1) * (kWarps >> a.log2_nwc[p]);
+    blocks += int((g.rows + rows_per_block - 1) / rows_per_block);
+  }
+  a.parts = parts;
+  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
+  a.M = M;
+  a.tail = tail;
+  const Launcher f = pick(nproj, w[0].geom.k, w[nproj - 1].geom.k, M, mode);
+  if (!f)
+    throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k) + "/" +
+                std::to_string(w[nproj - 1].geom.k));
+  f(a, blocks, stream);
+}
+
 }  // namespace
 
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
@@ -374,20 +402,7 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
   if (nproj != 1 && nproj != 2) throw Error("reduce form: nproj must be 1 or 2, got " + std::to_string(nproj));
   if (nproj == 1) return launch_reduce_stacked(w, 1, x, M, &out, mode, sm_count, stream);
   check_reduce_geometry(w, 2, M, 8, true, "gate and up must share rows, cols and T");
-  ReduceArgs a{};
-  for (int p = 0; p < 2; ++p) set_projection(a, p, w[p]);
-  a.out[0] = reinterpret_cast<__nv_bfloat16*>(out);
-  a.parts = 1;
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
-  a.tail = tail;
-  const TrellisGeometry& g = w[0].geom;
-  a.log2_nwc[0] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
-  const int nwr = kWarps >> a.log2_nwc[0];
-  const Launcher f = pick(2, w[0].geom.k, w[1].geom.k, M, mode);
-  if (!f)
-    throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k) + "/" + std::to_string(w[1].geom.k));
-  f(a, int((g.rows + nwr - 1) / nwr), stream);
+  launch_parts(w, 2, 1, x, M, &out, mode, tail, sm_count, stream);
 }
 
 bool reduce_stacks(const TrellisTensorView* w, int parts) {
@@ -406,24 +421,7 @@ void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t
     throw Error("reduce form: " + std::to_string(parts) + " stacked projections must be 1.." +
                 std::to_string(kMaxParts) + " with the same cols, T, k and L");
   check_reduce_geometry(w, parts, M, 4, false, "stacked projections must share cols and T");
-  ReduceArgs a{};
-  int blocks = 0;
-  for (int p = 0; p < parts; ++p) {
-    const TrellisGeometry& g = w[p].geom;
-    set_projection(a, p, w[p]);
-    a.out[p] = reinterpret_cast<__nv_bfloat16*>(out[p]);
-    a.log2_nwc[p] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
-    a.first_block[p] = blocks;
-    const int rows_per_block = 2 * (kWarps >> a.log2_nwc[p]);
-    blocks += int((g.rows + rows_per_block - 1) / rows_per_block);
-  }
-  a.parts = parts;
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
-  a.tail = SwigluTail::split;
-  const Launcher f = pick(1, w[0].geom.k, w[0].geom.k, M, mode);
-  if (!f) throw Error("reduce form: no kernel for k=" + std::to_string(w[0].geom.k));
-  f(a, blocks, stream);
+  launch_parts(w, 1, parts, x, M, out, mode, SwigluTail::split, sm_count, stream);
 }
 
 }  // namespace trellis::cuda::detail

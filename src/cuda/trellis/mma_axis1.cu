@@ -372,9 +372,7 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                       uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
   Axis1Args a{};
-  set_projections(a, w, nproj);
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
+  set_call(a, w, nproj, x, M, out, tail, scratch.counters);
   a.xf_stride = plan.xf_stride;
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;
@@ -383,9 +381,6 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.tiles = plan.tiles;
   a.partial_cols = plan.partial_cols;
   a.partials = scratch.partials;
-  a.counters = scratch.counters;
-  a.out = reinterpret_cast<__nv_bfloat16*>(out);
-  a.tail = tail;
   const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
   const auto f = plan.byte_operands ? pick_k_instance<Axis1Instances<true>::template Of>(k0, k1, nproj)
                                     : pick_k_instance<Axis1Instances<false>::template Of>(k0, k1, nproj);

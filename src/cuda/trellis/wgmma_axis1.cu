@@ -277,16 +277,11 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
   WgmmaArgs a{};
-  set_projections(a, w, nproj);
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
+  set_call(a, w, nproj, x, M, out, tail, scratch.counters);
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;
   a.groups = plan.groups;
   a.slices = plan.slices;
-  a.counters = scratch.counters;
-  a.out = reinterpret_cast<__nv_bfloat16*>(out);
-  a.tail = tail;
   const auto f = pick_k_instance<WgmmaInstance>(w[0].geom.k, w[nproj - 1].geom.k, nproj);
   if (!f) throw Error("wgmma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
   f(a, plan.blocks, plan.smem_bytes, stream);

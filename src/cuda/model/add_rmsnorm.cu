@@ -1,21 +1,23 @@
-// The residual add and the RMSNorm after it in one pass (the forward's
-// add_rmsnorm; the CPU backend's add then rmsnorm, arithmetic for arithmetic),
-// over groups of n consecutive elements:
+// RMSNorm, with or without the residual add before it, in one pass (the
+// forward's rmsnorm and add_rmsnorm; the CPU backend's add then rmsnorm,
+// arithmetic for arithmetic), over groups of n consecutive elements (a layer
+// norm: the row; Qwen3's QK-norm: a head):
 //   x     = x + y                           (fp32, stored: the residual stream)
 //   scale = fp32(1 / sqrt(Σ x² / n + eps))  (sum and root in fp64)
 //   out   = (x · scale) · w                 (fp32, no contraction)
 // y is fp32, or the bf16 output of a trellis layer read as it is (widening is
-// exact) — un-rotated first when y_signs is given; null y: x is only read (the
-// plain RMSNorm, then out may be x): y = (H_T float(y) · 1/√T) ⊙ s
-// per T-block, the arithmetic of unrotate_to_f32. With `image` the kernel also
-// writes the next trellis layer's bf16 input: bf16(out), or with image_signs
+// exact), un-rotated first when y_signs is given: y = (H_T float(y) · 1/√T) ⊙ s
+// per T-block, the arithmetic of unrotate_to_f32. Null y: no add, x is only
+// read and out may be x (in place). With `image` the kernel also writes the
+// next trellis layer's bf16 input: bf16(out), or with image_signs
 // bf16(H_T(s ⊙ out) · 1/√T), the arithmetic of rotate_to_bf16. So the values
 // equal those of the separate conversion kernels bit for bit.
 // Each thread owns elements tid + j·threads; the first kHeld of them (v and w)
 // stay in registers between the sum and the output, so the block waits on
 // memory once. Rotations use a row of n floats in shared memory.
-// Otherwise out must not alias x or y. Launch: one block per group, norm_threads(n)
-// threads (norm_reduce.cuh); allocates nothing (CUDA-graph capturable).
+// With y, out must not alias x or y. Launch: one block per group,
+// norm_threads(n) threads (norm_reduce.cuh); allocates nothing (CUDA-graph
+// capturable).
 #include <cmath>
 #include <string>
 

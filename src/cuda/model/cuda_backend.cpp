@@ -190,22 +190,11 @@ class CudaBackend final : public Backend {
 
   void rmsnorm(const Act& x, const VectorWeight& w, float eps, const Act& out) override {
     require(x.cols % w.size == 0 && out.rows == x.rows && out.cols == x.cols, "rmsnorm", "shapes");
-    const float* wv = static_cast<const CudaVector&>(w).get();
-    const int64_t groups = x.rows * x.cols / w.size;
-    const int n = int(w.size);
-    const char* op = w.size == x.cols ? "rmsnorm" : "qk_norm";
-    if (const auto image = image_for(w, x)) {  // a layer norm whose reader takes the image
-      submit(x.rows, with_image({2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(&w), word(eps),
-                                 word(out.data)}, image),
-             -1, [=, this, &w](Pos) { launch_residual_norm(x, ResidualY{}, w, eps, out, image); });
-      publish(out, image);
-      return;
-    }
-    submit(x.rows, {2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(wv), word(eps), word(out.data)}, -1,
-           [=, this](Pos) {
-             timed(profiler_.get(), op, "rmsnorm",
-                   [&] { launch_rmsnorm(f32(x), groups, n, wv, eps, f32(out), stream_.get()); });
-           });
+    const auto image = image_for(w, x);  // a layer norm whose reader takes the image
+    submit(x.rows, with_image({2, word(x.data), uint64_t(x.rows), uint64_t(x.cols), word(&w), word(eps),
+                               word(out.data)}, image),
+           -1, [=, this, &w](Pos) { launch_residual_norm(x, ResidualY{}, w, eps, out, image); });
+    publish(out, image);
   }
 
   void rope(const Act& x, const VectorWeight& inv_freq, int64_t pos0) override {
@@ -578,8 +567,8 @@ class CudaBackend final : public Backend {
     return {yb, true, l.rotates_output() ? InputTransform{l.signs(), int(l.view().geom.T)} : InputTransform{}};
   }
 
-  // x += y (no y: x only read), out = rmsnorm(x, w), and the image of out for `image` (launched now: inside a
-  // submitted launch).
+  // x += y (no y: x only read, out may be x: the rmsnorm op), out = rmsnorm(x, w) per group of w.size, and the
+  // image of out for `image` (launched now: inside a submitted launch).
   void launch_residual_norm(const Act& x, const ResidualY& y, const VectorWeight& w, float eps, const Act& out,
                             const std::optional<InputTransform>& image) {
     AddRmsNormArgs a;
@@ -601,7 +590,8 @@ class CudaBackend final : public Backend {
     const std::string part = std::string(y.data ? "add+rmsnorm" : "rmsnorm") +
                              (!y.bf16 ? "" : y.unrotate.signs ? ", bf16 y un-rotated" : ", bf16 y") +
                              (!image ? "" : image->signs ? ", rotated bf16 image" : ", bf16 image");
-    timed(profiler_.get(), y.data ? "add_rmsnorm" : "rmsnorm", part, [&] { launch_add_rmsnorm(a, stream_.get()); });
+    const char* op = y.data ? "add_rmsnorm" : w.size == x.cols ? "rmsnorm" : "qk_norm";
+    timed(profiler_.get(), op, part, [&] { launch_add_rmsnorm(a, stream_.get()); });
   }
 
   // One fused gate/up call whose bf16 output is down's kernel input as it is (down does not rotate its input).

@@ -35,10 +35,8 @@ enum class TableType { bf16, f16, f32 };
 void launch_embed(const void* table, TableType type, int64_t hidden, const int32_t* ids, int64_t M, float* out,
                   cudaStream_t stream);
 
-// rmsnorm.cu
-void launch_rmsnorm(const float* x, int64_t groups, int n, const float* w, float eps, float* out, cudaStream_t stream);
-
-// add_rmsnorm.cu: x += y, then out = rmsnorm(x) per group of n. y is fp32 or
+// add_rmsnorm.cu: x += y, then out = rmsnorm(x) per group of n (the layer
+// norms and the per-head QK-norm, with or without the add). y is fp32 or
 // a trellis layer's bf16 output (un-rotated with y_signs), or null (x only
 // read: the plain RMSNorm, out may be x); `image` receives
 // out as the next trellis layer's bf16 input (rotated with image_signs).

@@ -1,6 +1,6 @@
-// What the RMSNorm kernels (rmsnorm.cu, add_rmsnorm.cu) share: the block
-// size for a group of n elements and the group's scale from the threads'
-// partial sums of squares.
+// What the RMSNorm kernel (add_rmsnorm.cu) uses: the block size for a group
+// of n elements and the group's scale from the threads' partial sums of
+// squares.
 //   threads    about one per 4 elements, a multiple of 32 in [32, 1024]: a
 //              decode step's layer norm is one group of 5120, and one 128-thread
 //              block spent ≈ 20 µs there, each thread waiting on 40 loads in turn

@@ -322,6 +322,14 @@ void check_fused(const char* model, int64_t M, const char* what, const std::vect
   EXPECT_LE(dr, cpu_bound * scale) << model << " M=" << M << " " << what;
 }
 
+// values into an activation of either backend (a CUDA backend's are in device memory).
+void upload(model::Backend& b, const model::Act& a, const std::vector<float>& values) {
+  if (model::cuda_graph_stats(b))
+    cudaMemcpy(a.data, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice);
+  else
+    std::copy(values.begin(), values.end(), static_cast<float*>(a.data));
+}
+
 // Layer 0 of a model on one backend: h random (one draw for both backends),
 // then qkv_rope and mlp fused or composed.
 struct LayerRun {
@@ -334,10 +342,7 @@ LayerRun run_layer0(const model::Model& m, const std::vector<float>& h, int64_t 
   const model::LayerWeights& l = m.weights().layers.front();
   auto x = b.alloc(M, a.hidden), q = b.alloc(M, a.heads * a.head_dim), k = b.alloc(M, a.kv_heads * a.head_dim),
        v = b.alloc(M, a.kv_heads * a.head_dim), mid = b.alloc(M, a.intermediate), out = b.alloc(M, a.hidden);
-  if (model::cuda_graph_stats(b))  // a CUDA backend: x in device memory
-    cudaMemcpy(x.act.data, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
-  else
-    std::copy(h.begin(), h.end(), static_cast<float*>(x.act.data));
+  upload(b, x.act, h);
   const model::VectorWeight *qn = l.q_norm.get(), *kn = l.k_norm.get();
   const auto& f = *m.weights().rope_inv_freq;
   if (composed) {
@@ -369,13 +374,8 @@ ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0
   auto x = b.alloc(M, a.hidden), h = b.alloc(M, a.hidden), q = b.alloc(M, a.heads * a.head_dim),
        k = b.alloc(M, a.kv_heads * a.head_dim), v = b.alloc(M, a.kv_heads * a.head_dim),
        attn = b.alloc(M, a.heads * a.head_dim), proj = b.alloc(M, a.hidden), mid = b.alloc(M, a.intermediate);
-  const bool gpu = model::cuda_graph_stats(b).has_value();
-  for (const auto& [dst, src] : {std::pair{&x, &x0}, std::pair{&attn, &attn0}}) {
-    if (gpu)
-      cudaMemcpy(dst->act.data, src->data(), src->size() * 4, cudaMemcpyHostToDevice);
-    else
-      std::copy(src->begin(), src->end(), static_cast<float*>(dst->act.data));
-  }
+  upload(b, x.act, x0);
+  upload(b, attn.act, attn0);
   const model::VectorWeight& next_norm = w.layers.size() > 1 ? *w.layers[1].input_norm : *w.final_norm;
   const auto& f = *w.rope_inv_freq;
   const float eps = a.rms_eps;

@@ -3,12 +3,13 @@
 
 namespace trellis::cuda {
 
-// Tensor-core forms: 8 warps per block. 256 threads with <= 128 registers
-// each lets two blocks share an SM (16 warps), enough independent decode
-// chains per scheduler to keep the integer pipes issuing.
+// Axis-0 tensor-core form: 8 warps per block. 256 threads at <= 80 registers
+// each (8 accumulator tiles and two slabs of code words) lets three blocks
+// share an SM (24 warps), enough independent decode chains per scheduler to
+// keep the integer pipes issuing while the next slab's words load.
 inline constexpr int kMmaWarps = 8;
 inline constexpr int kMmaThreads = kMmaWarps * 32;
-inline constexpr int kMmaMinBlocksPerSm = 2;
+inline constexpr int kMmaMinBlocksPerSm = 3;
 
 // Axis-1 tensor-core form: one block of 20 warps per SM (20 x 32 threads at
 // the 96 registers this allows the kernel without spills: 61,440 of 65,536),

@@ -8,19 +8,23 @@
 // Each block stages its segment's xf in shared memory first (stage_smem.cuh),
 // with its own exponent E_mS, so no separate staging launch is needed.
 // The MMA's M dimension is the output column c and its K dimension the stored
-// row r, so A pairs are (r, r+1) at one c: each lane decodes 16-position runs
-// of four stored rows (2q, 2q+1, 2q+8, 2q+9 of a 16-row slab) at two column
-// offsets (16g and 128+16g of the block) and packs same-position values of
-// row pairs. MMA t of a slab (t = 0..15) takes run position t: A row i ↔
-// column 16i + t (i < 8) or 128 + 16(i−8) + t, so a warp covers one 256-column
-// block with 16 independent accumulator tiles and no shared-memory transpose.
+// row r, so A pairs are (r, r+1) at one c. A warp covers one half (128
+// columns) of a 256-column block: lane (g, q) decodes the 16-position run at
+// column 16g of the half for four stored rows (2q, 2q+1, 2q+8, 2q+9 of a
+// 16-row slab) and packs same-position values of row pairs. MMA t of a slab
+// (t = 0..7) takes run positions t and t+8: A row i ↔ column 16i + t and
+// row i+8 ↔ column 16i + 8 + t (i < 8), so 8 independent accumulator tiles
+// cover the half with no shared-memory transpose. A lane's words for a slab
+// are 4 runs of at most 3 words: the next slab's are loaded into registers
+// while one decodes, and the slab after that is prefetched to L2.
 // B is the staged xf of the slab's 16 rows (two registers per lane per slab;
 // staged rows are padded to 8 mod 64 halves, so the 32 lanes' words fall in
 // 32 different banks).
 //
-// Launch: grid = column blocks × row segments; a block's 8 warps split its
-// segment's slabs, sum their tiles through shared memory in warp order, and
-// the last-arriving block of a column block sums the segments in order
+// Launch: grid = column blocks × row segments; a block's 8 warps are two
+// halves of 4, each 4 splitting the segment's slabs for its half block; the
+// block sums each column's 4 warp tiles through shared memory in warp order,
+// and the last-arriving block of a column block sums the segments in order
 // (split_k.cuh): deterministic. M range 1..8; T = 256; rows a multiple of 8.
 //
 // Integer operands (form imma, M 1..4): m16n8k32 with A = the four hash bytes
@@ -28,8 +32,8 @@
 // halves (stage_bytes.cuh; operand column 2m + half), so the tensor core forms
 // the byte sum and accumulates exactly in int32. K slot q ↔ stored row q + 4i
 // of the slab for MMA i = 0, 1 (slots q, q+4 ↔ rows q, q+4 and q+8, q+12): each
-// lane decodes rows q, q+4, q+8, q+12 at the same two column offsets, two MMAs
-// per run position. Block sums stay integer (exact) until the segment's
+// lane decodes rows q, q+4, q+8, q+12 of its run, two MMAs per run position
+// pair (t, t+8). Block sums stay integer (exact) until the segment's
 //   (256·D_hi + D_lo − 510·Σ_r q_mr) · (1/S_mS)
 // turns them into real units.
 #include <cuda_bf16.h>
@@ -63,8 +67,9 @@ struct Axis0Args {
   __nv_bfloat16* out;  // [M][cols]
 };
 
-// Words of a 16-position run starting at position t0 of a block, normalised
-// so that position t0+j is the L-bit window at bit (15−j)·k of w[0..].
+// Where the 16-position run starting at position t0 of a block lies: its
+// words (block-relative, wrapped) and the funnel shift that normalises them,
+// after which position t0+j is the L-bit window at bit (15−j)·k of w[0..].
 template <int K>
 struct Run16 {
   // Bits needed: shift (<= 16) + 15k + L (<= 16).
@@ -89,17 +94,6 @@ __device__ __forceinline__ Run16<K> run16_at(int t0) {
 
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
-template <int K>
-__device__ __forceinline__ void load_run16(const uint32_t* __restrict__ block, const Run16<K>& at,
-                                           uint32_t (&w)[Run16<K>::kWords]) {
-#pragma unroll
-  for (int i = 0; i < Run16<K>::kWords; ++i) w[i] = __ldg(block + at.word[i]);
-  if constexpr (K == 3) {  // 16 positions are 48 bits: every other run starts mid-word
-#pragma unroll
-    for (int i = 0; i + 1 < Run16<K>::kWords; ++i) w[i] = __funnelshift_r(w[i], w[i + 1], at.shift);
-  }
-}
-
 // State of position j (0..15) of a normalised 16-run.
 template <int K, int N>
 __device__ __forceinline__ uint32_t run16_state(const uint32_t (&w)[N], int j, uint32_t mask) {
@@ -119,11 +113,12 @@ struct Axis0ByteSlot {
 template <bool kInt, int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
   allow_dependent_grids();
-  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   using Acc = std::conditional_t<kInt, int, float>;
-  extern __shared__ float warp_sums[];  // [kMmaWarps][256][sum_cols], then info, scratch, the staged operand
+  extern __shared__ float warp_sums[];  // [kMmaWarps][128][sum_cols], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
+  constexpr int kHalfCols = kBlockT / 2, kWarpsPerHalf = kMmaWarps / 2;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, warp = threadIdx.x >> 5;
+  const int half = warp / kWarpsPerHalf, wh = warp % kWarpsPerHalf;
   const TrellisGeometry& G = a.geom;
   const int R = int(G.rows), C = int(G.cols);
   constexpr int wpb = kBlockT * K / 32;
@@ -132,12 +127,36 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int cb = blockIdx.x, seg = blockIdx.y;
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
   const uint32_t* block_base = a.codes + G.block_offset(0, cb);
-  const Run16<K> at0 = run16_at<K>(16 * g), at1 = run16_at<K>(128 + 16 * g);
+  const Run16<K> at = run16_at<K>(kHalfCols * half + 16 * g);
   const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
   const int sum_cols = kInt ? 2 * a.M : a.M;  // per column of the block sums: operand columns or rows
-  float* info = warp_sums + kMmaWarps * kBlockT * sum_cols;
+  float* info = warp_sums + kMmaWarps * kHalfCols * sum_cols;
   float* scratch = info + 2 * kMmaMaxM;
   void* operand = scratch + stage_scratch_floats(kMmaThreads);
+  // This warp's slabs: an equal share of the segment among its half's warps.
+  const int per_warp = (send_seg - sbeg_seg + kWarpsPerHalf - 1) / kWarpsPerHalf;
+  const int sbeg = sbeg_seg + wh * per_warp, send = min(send_seg, sbeg + per_warp);
+  // fp16: rows 2q, 2q+1, 2q+8, 2q+9 of the slab; bytes: rows q, q+4, q+8, q+12.
+  const auto row_at = [&](int sl, int i) {
+    const int in_slab = kInt ? q + 4 * i : 2 * q + (i & 1) + 8 * (i >> 1);
+    return block_base + min(sl * kSlabRows + in_slab, R - 1) * row_stride;
+  };
+  // The raw words of a slab's four runs (normalised once they are used).
+  const auto load_slab = [&](int sl, uint32_t(&dst)[4][NW]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t* row = row_at(sl, i);
+#pragma unroll
+      for (int j = 0; j < NW; ++j) dst[i][j] = __ldg(row + at.word[j]);
+    }
+  };
+
+  // The first slab's words are in flight while the block stages x. Programmatic
+  // launch: only code words (weights, which no earlier kernel writes) are read
+  // before the wait; x, the split scratch and out come after it, in every warp.
+  uint32_t next[4][NW];
+  if (sbeg < send) load_slab(sbeg, next);
+  wait_for_prerequisite_grids();
   const int row0 = sbeg_seg * kSlabRows;
   const StageSlice slice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
                          a.scales};
@@ -156,104 +175,94 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     xrow = reinterpret_cast<const uint32_t*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
   }
 
-  // This warp's slabs: an equal share of the block's segment.
-  const int per_warp = (send_seg - sbeg_seg + kMmaWarps - 1) / kMmaWarps;
-  const int sbeg = sbeg_seg + warp * per_warp, send = min(send_seg, sbeg + per_warp);
-
-  Acc acc[16][4];
+  Acc acc[8][4];
 #pragma unroll
-  for (int t = 0; t < 16; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = Acc(0);
+  for (int t = 0; t < 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = Acc(0);
   for (int sl = sbeg; sl < send; ++sl) {
-    // fp16: rows 2q, 2q+1, 2q+8, 2q+9 of the slab; bytes: rows q, q+4, q+8, q+12; each at both column offsets.
-    uint32_t w[4][2][NW];
+    uint32_t w[4][NW];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int in_slab = kInt ? q + 4 * i : 2 * q + (i & 1) + 8 * (i >> 1);
-      const int r = min(sl * kSlabRows + in_slab, R - 1);
-      const uint32_t* row = block_base + r * row_stride;
-      load_run16<K>(row, at0, w[i][0]);
-      load_run16<K>(row, at1, w[i][1]);
-      // The next slab's runs head for L2 while this one decodes (no registers held).
-      if (sl + 1 < send) {
-        const uint32_t* next = block_base + min(r + kSlabRows, R - 1) * row_stride;
-        prefetch_l2(next + at0.word[0]);
-        prefetch_l2(next + at1.word[0]);
+#pragma unroll
+      for (int j = 0; j < NW; ++j) w[i][j] = next[i][j];
+      if constexpr (K == 3) {  // 16 positions are 48 bits: every other run starts mid-word
+#pragma unroll
+        for (int j = 0; j + 1 < NW; ++j) w[i][j] = __funnelshift_r(w[i][j], w[i][j + 1], at.shift);
       }
+    }
+    // The next slab's words load into registers while this one decodes; the
+    // one after heads for L2.
+    if (sl + 1 < send) load_slab(sl + 1, next);
+    if (sl + 2 < send) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) prefetch_l2(row_at(sl + 2, i) + at.word[0]);
     }
     if constexpr (kInt) {
       const uint4 b = has_x ? *reinterpret_cast<const uint4*>(xrow + (sl - sbeg_seg) * kSlabRows)
                             : make_uint4(0u, 0u, 0u, 0u);
       auto hash = [&](const uint32_t(&rw)[NW], int t) { return code_hash(run16_state<K>(rw, t, mask)); };
 #pragma unroll
-      for (int t = 0; t < 16; ++t) {
-        // a0/a1: row q at column offsets 0/1, a2/a3: row q+4; then rows q+8, q+12.
-        mma_u8s8_16832(acc[t], hash(w[0][0], t), hash(w[0][1], t), hash(w[1][0], t), hash(w[1][1], t), b.x, b.y);
-        mma_u8s8_16832(acc[t], hash(w[2][0], t), hash(w[2][1], t), hash(w[3][0], t), hash(w[3][1], t), b.z, b.w);
+      for (int t = 0; t < 8; ++t) {
+        // a0/a1: row q at run positions t / t+8, a2/a3: row q+4; then rows q+8, q+12.
+        mma_u8s8_16832(acc[t], hash(w[0], t), hash(w[0], t + 8), hash(w[1], t), hash(w[1], t + 8), b.x, b.y);
+        mma_u8s8_16832(acc[t], hash(w[2], t), hash(w[2], t + 8), hash(w[3], t), hash(w[3], t + 8), b.z, b.w);
       }
     } else {
       const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
       const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;
+      auto pair = [&](const uint32_t(&lo)[NW], const uint32_t(&hi)[NW], int t) {
+        return pack_halves(biased_code_half(run16_state<K>(lo, t, mask)),
+                           biased_code_half(run16_state<K>(hi, t, mask)));
+      };
 #pragma unroll
-      for (int t = 0; t < 16; ++t) {
-        uint32_t af[4];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          // a0/a1: rows (2q, 2q+1) at column offset h; a2/a3: rows (2q+8, 2q+9).
-          af[h] = pack_halves(biased_code_half(run16_state<K>(w[0][h], t, mask)),
-                              biased_code_half(run16_state<K>(w[1][h], t, mask)));
-          af[2 + h] = pack_halves(biased_code_half(run16_state<K>(w[2][h], t, mask)),
-                                  biased_code_half(run16_state<K>(w[3][h], t, mask)));
-        }
-        mma_f16_16816(acc[t], af[0], af[1], af[2], af[3], b0, b1);
-      }
+      for (int t = 0; t < 8; ++t)
+        // a0/a1: rows (2q, 2q+1) at run positions t / t+8; a2/a3: rows (2q+8, 2q+9).
+        mma_f16_16816(acc[t], pair(w[0], w[1], t), pair(w[0], w[1], t + 8), pair(w[2], w[3], t),
+                      pair(w[2], w[3], t + 8), b0, b1);
     }
   }
 
-  // acc[t][e]: column 16g + t + 128·(e >= 2) of the block, D column 2q + (e & 1)
-  // (fp16: activation row; bytes: operand column, row q's high / low half).
+  // acc[t][e]: column 16g + t + 8·(e >= 2) of the warp's half block, D column
+  // 2q + (e & 1) (fp16: activation row; bytes: operand column, row q's high / low half).
   const int M = a.M;
-  Acc* mine = reinterpret_cast<Acc*>(warp_sums) + size_t(warp) * kBlockT * sum_cols;
+  Acc* mine = reinterpret_cast<Acc*>(warp_sums) + size_t(warp) * kHalfCols * sum_cols;
 #pragma unroll
-  for (int t = 0; t < 16; ++t)
+  for (int t = 0; t < 8; ++t)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int c = 16 * g + t + (e >= 2 ? 128 : 0), col = 2 * q + (e & 1);
+      const int c = 16 * g + t + (e >= 2 ? 8 : 0), col = 2 * q + (e & 1);
       if (col < sum_cols) mine[c * sum_cols + col] = acc[t][e];
     }
   __syncthreads();
-  // Block sum in warp order, in real units (this segment's exponent or fixed-point
-  // scale undone), then across segments in segment order.
+  // Block sum of each column over its half's warps in warp order, in real
+  // units (this segment's exponent or fixed-point scale undone), then across
+  // segments in segment order.
   const int n = kBlockT * M;
-  if constexpr (kInt) {
-    const int* sums = reinterpret_cast<const int*>(warp_sums);
-    float vals[kMmaMaxM];  // n / blockDim <= kMmaMaxM values per thread, written after every read
+  float vals[kMmaMaxM];  // n / blockDim <= kMmaMaxM values per thread, written after every read
 #pragma unroll
-    for (int u = 0; u < kMmaMaxM; ++u) {
-      const int i = int(threadIdx.x) + u * int(blockDim.x);
-      if (i >= n) break;
-      const int c = i / M, m = i - c * M;
+  for (int u = 0; u < kMmaMaxM; ++u) {
+    const int i = int(threadIdx.x) + u * int(blockDim.x);
+    if (i >= n) break;
+    const int c = i / M, m = i - c * M;
+    const size_t first = (size_t(c / kHalfCols) * kWarpsPerHalf * kHalfCols + c % kHalfCols) * sum_cols;
+    const size_t step = size_t(kHalfCols) * sum_cols;  // the next warp's entry of the column
+    if constexpr (kInt) {
+      const int* sums = reinterpret_cast<const int*>(warp_sums) + first;
       int hi = 0, lo = 0;
-      for (int wv = 0; wv < kMmaWarps; ++wv) {
-        hi += sums[(size_t(wv) * kBlockT + c) * sum_cols + 2 * m];
-        lo += sums[(size_t(wv) * kBlockT + c) * sum_cols + 2 * m + 1];
-      }
+      for (int wv = 0; wv < kWarpsPerHalf; ++wv) hi += sums[wv * step + 2 * m], lo += sums[wv * step + 2 * m + 1];
       const long long t = 256LL * hi + lo - (long long)kCodeBias * reinterpret_cast<const int*>(info)[m];
       vals[u] = float(t) * info[kMmaMaxM + m];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kMmaMaxM; ++u) {
-      const int i = int(threadIdx.x) + u * int(blockDim.x);
-      if (i >= n) break;
-      warp_sums[i] = vals[u];
-    }
-  } else {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    } else {
       float s = 0.0f;
-      for (int wv = 0; wv < kMmaWarps; ++wv) s += warp_sums[size_t(wv) * n + i];
-      const int m = i % M;
-      warp_sums[i] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];
+      for (int wv = 0; wv < kWarpsPerHalf; ++wv) s += warp_sums[first + wv * step + m];
+      vals[u] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];
     }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < kMmaMaxM; ++u) {
+    const int i = int(threadIdx.x) + u * int(blockDim.x);
+    if (i >= n) break;
+    warp_sums[i] = vals[u];
   }
   __syncthreads();
   const int c0 = cb * kBlockT;
@@ -293,14 +302,14 @@ MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count, bool 
   p.byte_operands = byte_operands;
   p.col_tiles = int(g.cols / kBlockT);
   const int nslabs = int((g.rows + kSlabRows - 1) / kSlabRows);
-  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp keeping >= 1 slab,
+  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp (a quarter of a half block's warps) keeping >= 1 slab,
   // and few enough rows per segment that its staged activations fit.
   const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
   // Staged bytes per row: M halves (fp16) or 2M words (bytes); the stride pads 8 halves or 16 words.
   const int max_slabs = byte_operands ? std::max(1, (kAxis0StageBytes / (8 * M) - 16) / kSlabRows / 4 * 4)
                                       : std::max(1, (kAxis0StageBytes / (2 * M) - 8) / kSlabRows / 4 * 4);
   const int fit = (nslabs + max_slabs - 1) / max_slabs;
-  const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / kMmaWarps)));
+  const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / (kMmaWarps / 2))));
   p.slabs_per_segment = (nslabs + segments - 1) / segments;
   p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;

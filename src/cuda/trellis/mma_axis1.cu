@@ -112,7 +112,6 @@ __device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
 template <bool kInt, int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
   allow_dependent_grids();
-  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
@@ -157,6 +156,10 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   int tile = c_beg / cpt, rem = c_beg - tile * cpt;
   // The first chunk's words are in flight while the block stages x.
   if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
+  // Programmatic launch: only code words (weights, which no earlier kernel
+  // writes) are read before the wait, so their latency overlaps the previous
+  // kernel's tail; x, the split scratch and out come after it, in every warp.
+  wait_for_prerequisite_grids();
   // Lane (g, q) reads operand row g (fp16: activation row g; bytes: operand
   // column g = 2m + half); rows past the operand's repeat its last row, whose
   // MMA columns no output reads.

@@ -85,7 +85,6 @@ __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const ReduceArgs a) {
   allow_dependent_grids();
-  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
   __shared__ __align__(16) float xs[kStageFloats];
 
@@ -170,8 +169,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const
   // x is prefetched a chunk ahead in registers for M <= 4; at M 5..8 the
   // registers go to the sums and x is loaded just before it is staged.
   constexpr bool kPrefetchX = M <= 4;
-  if constexpr (kPrefetchX) fetch_x(0);
   fetch_codes();
+  // Programmatic launch: only weights (the row scales and the first code
+  // words, which no earlier kernel writes) are read before the wait, so their
+  // latency overlaps the previous kernel's tail; x and out come after it.
+  wait_for_prerequisite_grids();
+  if constexpr (kPrefetchX) fetch_x(0);
   const int n = wc * 32 + lane, swz = lane & 7;
   for (int ch = 0; ch < nchunks; ++ch) {
     if constexpr (!kPrefetchX) fetch_x(ch);

@@ -89,7 +89,6 @@ __device__ __forceinline__ void wgmma_u8s8(int (&d)[4], const uint32_t (&a)[4], 
 template <int K0, int K1, int NPROJ>
 __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const WgmmaArgs a) {
   allow_dependent_grids();
-  wait_for_prerequisite_grids();  // programmatic launch: before any global access
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint4 smem[];
   constexpr int wpb0 = kBlockT * K0 / 32, wpb1 = kBlockT * K1 / 32;
@@ -136,6 +135,10 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
   };
   int tile = c_beg / cpt, rem = c_beg - tile * cpt;
   if (c_beg < c_end) load_chunk(tile, rem, g0, g1, u0, u1);
+  // Programmatic launch: only code words (weights, which no earlier kernel
+  // writes) are read before the wait, so their latency overlaps the previous
+  // kernel's tail; x, the split scratch and out come after it, in every warp.
+  wait_for_prerequisite_grids();
   stage_bytes_block(StageSlice{a.x, C, 0, C, C, M, nullptr}, words, 4, reinterpret_cast<int*>(info),
                     info + kMmaMaxM, scratch, WgmmaByteSlot{});
   if (c_beg >= c_end) return;

@@ -4,7 +4,7 @@
 # launch each of gate/up (mma_axis1, imma form) and down (mma_axis0, imma form)
 # at M = 1, k = K (default 3), exported as CSV ($OUT/ncu_source_OP_kK.csv,
 # one row per SASS instruction) plus the WarpStateStats summary
-# ($OUT/ncu_source.txt).
+# ($OUT/ncu_source.txt); bench/ncu_source_table.py summarises a CSV.
 # Needs a build (DEVICE_BUILD, default build/device).
 #   K=3 bench/ncu_source.sh
 set -uo pipefail

@@ -3,13 +3,14 @@
 
 namespace trellis::cuda {
 
-// Axis-0 tensor-core form: 8 warps per block. 256 threads at <= 80 registers
-// each (8 accumulator tiles and two slabs of code words) lets three blocks
-// share an SM (24 warps), enough independent decode chains per scheduler to
-// keep the integer pipes issuing while the next slab's words load.
+// Axis-0 tensor-core form: 8 warps per block, two blocks per SM (256
+// threads at <= 128 registers: 8 accumulator tiles, two slabs of code words
+// and a pointer per row run). Measured on the H200 (bench/results/
+// h200_axis0_variants.txt): three blocks at 80 registers spill the run
+// pointers and run k = 3 at 42.5 µs against 35.6.
 inline constexpr int kMmaWarps = 8;
 inline constexpr int kMmaThreads = kMmaWarps * 32;
-inline constexpr int kMmaMinBlocksPerSm = 3;
+inline constexpr int kMmaMinBlocksPerSm = 2;
 
 // Axis-1 tensor-core form: one block of 20 warps per SM (20 x 32 threads at
 // the 96 registers this allows the kernel without spills: 61,440 of 65,536),

@@ -137,25 +137,36 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int per_warp = (send_seg - sbeg_seg + kWarpsPerHalf - 1) / kWarpsPerHalf;
   const int sbeg = sbeg_seg + wh * per_warp, send = min(send_seg, sbeg + per_warp);
   // fp16: rows 2q, 2q+1, 2q+8, 2q+9 of the slab; bytes: rows q, q+4, q+8, q+12.
-  const auto row_at = [&](int sl, int i) {
-    const int in_slab = kInt ? q + 4 * i : 2 * q + (i & 1) + 8 * (i >> 1);
-    return block_base + min(sl * kSlabRows + in_slab, R - 1) * row_stride;
-  };
-  // The raw words of a slab's four runs (normalised once they are used).
-  const auto load_slab = [&](int sl, uint32_t(&dst)[4][NW]) {
+  const auto in_slab = [&](int i) { return kInt ? q + 4 * i : 2 * q + (i & 1) + 8 * (i >> 1); };
+  // run[i]: the first word of row i's run in the slab being loaded. Only the
+  // last word of the run at t0 = 0 wraps to the block's start, so the words
+  // are run[i][0..NW-2] and run[i][last]. Rows past R keep the last row in
+  // range (the staged x is zero there).
+  const size_t step = size_t(kSlabRows) * row_stride;
+  const int last = at.word[NW - 1] - at.word[0];
+  const uint32_t* run[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) run[i] = block_base + size_t(min(sbeg * kSlabRows + in_slab(i), R - 1)) * row_stride + at.word[0];
+  const auto load_slab = [&](uint32_t(&dst)[4][NW]) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const uint32_t* row = row_at(sl, i);
 #pragma unroll
-      for (int j = 0; j < NW; ++j) dst[i][j] = __ldg(row + at.word[j]);
+      for (int j = 0; j + 1 < NW; ++j) dst[i][j] = __ldg(run[i] + j);
+      dst[i][NW - 1] = __ldg(run[i] + last);
     }
+  };
+  const auto advance_to = [&](int sl) {
+    const bool whole = (sl + 1) * kSlabRows <= R;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (whole || sl * kSlabRows + in_slab(i) < R) run[i] += step;
   };
 
   // The first slab's words are in flight while the block stages x. Programmatic
   // launch: only code words (weights, which no earlier kernel writes) are read
   // before the wait; x, the split scratch and out come after it, in every warp.
   uint32_t next[4][NW];
-  if (sbeg < send) load_slab(sbeg, next);
+  if (sbeg < send) load_slab(next);
   wait_for_prerequisite_grids();
   const int row0 = sbeg_seg * kSlabRows;
   const StageSlice slice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
@@ -191,10 +202,13 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     }
     // The next slab's words load into registers while this one decodes; the
     // one after heads for L2.
-    if (sl + 1 < send) load_slab(sl + 1, next);
-    if (sl + 2 < send) {
+    if (sl + 1 < send) {
+      advance_to(sl + 1);
+      load_slab(next);
+      if (sl + 2 < send && (sl + 3) * kSlabRows <= R) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) prefetch_l2(row_at(sl + 2, i) + at.word[0]);
+        for (int i = 0; i < 4; ++i) prefetch_l2(run[i] + step);
+      }
     }
     if constexpr (kInt) {
       const uint4 b = has_x ? *reinterpret_cast<const uint4*>(xrow + (sl - sbeg_seg) * kSlabRows)

@@ -54,8 +54,11 @@ constexpr int kWarpCols = 1024;  // one 32-position run per lane
 // Staged x chunk: nwc·M·1024 fp32 <= 32 KiB, so nwc·M <= 8.
 constexpr int kStageFloats = 8192;
 constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte loads (8 bf16) per thread
-// Two blocks per SM at most 128 registers each.
-constexpr int kMinBlocksPerSm = 2;
+// Blocks per SM the kernel is compiled for: three (<= 80 registers each) for
+// one projection at M <= 2, which fit without spills, so a 5120-row layer's
+// 320 blocks run in one wave on 132 SMs; two (<= 128 registers) otherwise.
+template <int NPROJ, int M>
+constexpr int kMinBlocksPerSm = NPROJ == 1 && M <= 2 ? 3 : 2;
 
 constexpr int kMaxParts = 3;
 
@@ -83,7 +86,7 @@ __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int 
 }
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) reduce_kernel(const ReduceArgs a) {
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_kernel(const ReduceArgs a) {
   allow_dependent_grids();
   constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
   __shared__ __align__(16) float xs[kStageFloats];

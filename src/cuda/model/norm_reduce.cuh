@@ -6,10 +6,10 @@
 //              block spent ≈ 20 µs there, each thread waiting on 40 loads in turn
 //              (bench/results/h200_runtime_profile.txt)
 //   rms_scale  fp32(1 / sqrt(Σ / n + eps)), sum and root in fp64: each warp
-//              sums by xor shuffles, then one thread adds the warp sums in warp
-//              order and takes the root (fp64 division and square root are
-//              long sequences: one thread, not 1024), and the block reads the
-//              scale from shared memory
+//              sums by xor shuffles, then warp 0 sums the warp sums the same
+//              way (a fixed order) and one thread takes the root (fp64
+//              division and square root are long sequences: one thread, not
+//              1024), and the block reads the scale from shared memory
 #pragma once
 #include <algorithm>
 
@@ -28,10 +28,10 @@ __device__ __forceinline__ float rms_scale(double v, int n, float eps) {
   for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0;
-    for (int i = 0; i < int(blockDim.x) / 32; ++i) total += warp_sums[i];
-    scale = float(1.0 / sqrt(total / double(n) + double(eps)));
+  if (threadIdx.x < 32) {
+    double total = threadIdx.x < blockDim.x / 32 ? warp_sums[threadIdx.x] : 0.0;
+    for (int off = 16; off > 0; off >>= 1) total += __shfl_xor_sync(0xffffffffu, total, off);
+    if (threadIdx.x == 0) scale = float(1.0 / sqrt(total / double(n) + double(eps)));
   }
   __syncthreads();
   return scale;

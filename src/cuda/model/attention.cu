@@ -2,7 +2,7 @@
 // trellis/model/backend.hpp), for decode (M = 1..8 query rows) and prefill
 // (any M), with the step's first position pos0 read through Pos.
 //
-// One launch: block (split s, kv head g,
+// One launch (plus attention_combine when split): block (split s, kv head g,
 // group of 8 query rows) of 8 warps. The query rows of kv head g are the
 // M·hpg pairs (m, head g·hpg + i), hpg = heads / kv_heads, row r ↔ m = r / hpg,
 // i = r mod hpg, so the heads sharing a kv head share its staged key tiles
@@ -20,16 +20,11 @@
 // partial sums over the dims, added in a fixed order); an online softmax
 // keeps the running max m, sum l and the unnormalised output o (lane owns
 // dims [d/32 · lane, d/32 · (lane + 1))). With one split the block writes
-// out = o / l; with several it writes (m, l, o), and the last of the splits'
-// blocks of (kv head, row group) to arrive (trellis/cuda/block_arrival.cuh)
-// folds them, warp per row, lane per output dims, in split order:
-//   out = Σ_s e^{m_s − M} o_s / Σ_s e^{m_s − M} l_s,  M = max_s m_s
-// over the splits s < ⌈(pos0 + M_rows) / 32⌉ (the ones a tile reached: the
-// others are empty, m_s = −inf, weight 0). Which block arrives last does not
-// change the sums. The split count is the caller's (cuda_backend.cpp): for a
-// decode step it does not depend on pos0 (splits with no tile below the
-// position write an empty partial), so a captured graph replays at any
-// position.
+// out = o / l; with several it writes (m, l, o) and attention_combine folds
+// the splits: out = Σ_s e^{m_s − M} o_s / Σ_s e^{m_s − M} l_s, M = max_s m_s.
+// The split count is the caller's (cuda_backend.cpp): for a decode step it
+// does not depend on pos0 (splits with no tile below the position write an
+// empty partial, m = −inf), so a captured graph replays at any position.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -37,7 +32,6 @@
 
 #include "device_math.cuh"
 #include "launch_check.hpp"
-#include "trellis/cuda/block_arrival.cuh"
 
 namespace trellis::model::cuda {
 namespace {
@@ -144,46 +138,73 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
     }
     run_max = new_max;
   }
+  if (!active) return;
   if (a.splits == 1) {
-    if (!active) return;
     float* out = a.out + (int64_t(m) * a.heads + h) * D + kPer * lane;
     const float inv = 1.0f / run_sum;
 #pragma unroll
     for (int c = 0; c < kPer; ++c) out[c] = o[c] * inv;
     return;
   }
-  float* row_parts = a.partials + (int64_t(m) * a.heads + h) * a.splits * (D + 2);
-  if (active) {
-    float* part = row_parts + s * (D + 2);
-    if (lane == 0) {
-      part[0] = run_max;
-      part[1] = run_sum;
-    }
-#pragma unroll
-    for (int c = 0; c < kPer; ++c) part[2 + kPer * lane + c] = o[c];
+  float* part = a.partials + ((int64_t(m) * a.heads + h) * a.splits + s) * (D + 2);
+  if (lane == 0) {
+    part[0] = run_max;
+    part[1] = run_sum;
   }
-  if (!::trellis::cuda::block_arrive_last(a.arrivals + g * gridDim.z + blockIdx.z, unsigned(a.splits))) return;
-  if (!active) return;
-  // The last block to arrive: this row's splits folded in split order.
-  const int reached = min(a.splits, (pos0 + a.M + kTile - 1) / kTile);
+#pragma unroll
+  for (int c = 0; c < kPer; ++c) part[2 + kPer * lane + c] = o[c];
+}
+
+// One block per (row, head) of d·G threads, G = kCombineGroups(d) groups of
+// d. Thread s (strided) forms split s's weight w_s = e^{m_s − M} and w_s·l_s
+// once, into shared memory; thread (group j, dim i) sums w_s·o_s[i] over the
+// splits s ≡ j (mod G) in split order (its loads all in flight together),
+// and group 0 adds the G partial sums in group order and divides by Σ_s w_s·l_s
+// (split order). Empty splits (m_s = −inf) have w_s = 0 and l_s = o_s = 0, so
+// the kernel reads only the splits below ceil((pos0 + M) / kTile), the ones a
+// key tile reached (pos0 read at run time: a captured step's combine reads
+// fewer partials at short positions), with the same sums bit for bit.
+constexpr int kCombineMaxThreads = 1024;
+inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
+
+__global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out) {
+  allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
+  extern __shared__ float combine_smem[];  // [splits] weights, [splits] weighted sums, [groups][d] partial outputs
+  __shared__ float warp_max[kCombineMaxThreads / 32];
+  float* weight = combine_smem;
+  float* weighted_sum = weight + splits;
+  float* group_num = weighted_sum + splits;
+  const int64_t mh = blockIdx.x;
+  const int tid = int(threadIdx.x), lane = tid % 32, warps = int(blockDim.x) / 32;
+  const int groups = int(blockDim.x) / d, group = tid / d, dim = tid % d;
+  const float* p = partials + mh * splits * (d + 2);
+  splits = min(splits, (read_pos(pos) + M + kTile - 1) / kTile);  // the splits a tile reached
   float top = -INFINITY;
-  for (int j = lane; j < reached; j += 32) top = fmaxf(top, __ldcg(row_parts + j * (D + 2)));
+  for (int s = tid; s < splits; s += int(blockDim.x)) top = fmaxf(top, p[s * (d + 2)]);
   for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
-  float den = 0.0f, num[kPer];
-#pragma unroll
-  for (int c = 0; c < kPer; ++c) num[c] = 0.0f;
-#pragma unroll 4
-  for (int j = 0; j < reached; ++j) {
-    const float* pj = row_parts + j * (D + 2);
-    const float mj = __ldcg(pj);
-    const float w = mj == -INFINITY ? 0.0f : expf(mj - top);
-    den += w * __ldcg(pj + 1);
-#pragma unroll
-    for (int c = 0; c < kPer; ++c) num[c] += w * __ldcg(pj + 2 + kPer * lane + c);
+  if (lane == 0) warp_max[tid / 32] = top;
+  __syncthreads();
+  top = warp_max[0];
+  for (int i = 1; i < warps; ++i) top = fmaxf(top, warp_max[i]);
+  for (int s = tid; s < splits; s += int(blockDim.x)) {
+    const float ms = p[s * (d + 2)];
+    const float w = ms == -INFINITY ? 0.0f : expf(ms - top);
+    weight[s] = w;
+    weighted_sum[s] = w * p[s * (d + 2) + 1];
   }
-  float* out = a.out + (int64_t(m) * a.heads + h) * D + kPer * lane;
-#pragma unroll
-  for (int c = 0; c < kPer; ++c) out[c] = num[c] / den;
+  __syncthreads();
+  float num = 0.0f;
+#pragma unroll 4
+  for (int s = group; s < splits; s += groups) num += weight[s] * p[s * (d + 2) + 2 + dim];
+  group_num[group * d + dim] = num;
+  __syncthreads();
+  if (group != 0) return;
+  float den = 0.0f;
+  for (int s = 0; s < splits; ++s) den += weighted_sum[s];
+  num = group_num[dim];
+  for (int j = 1; j < groups; ++j) num += group_num[j * d + dim];
+  out[mh * d + dim] = num / den;
 }
 
 template <int D>
@@ -208,6 +229,13 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
     case 64: launch_tiles<64>(a, stream); break;
     case 128: launch_tiles<128>(a, stream); break;
     default: launch_tiles<256>(a, stream); break;
+  }
+  if (a.splits > 1) {
+    const int groups = combine_groups(a.d);
+    const size_t smem = (2 * size_t(a.splits) + size_t(groups) * a.d) * sizeof(float);
+    launch_programmatic(attention_combine_kernel, unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream,
+                        a.partials, a.d, a.splits, a.M, a.pos, a.out);
+    check_launch("attention_combine");
   }
 }
 

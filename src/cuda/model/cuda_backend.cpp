@@ -232,10 +232,7 @@ class CudaBackend final : public Backend {
            pos0, [=, this](Pos p) {
              AttentionArgs run = a;
              run.pos = p;
-             if (run.splits > 1) {
-               run.partials = scratch_.get<float>(Slot::attention, partial_floats);
-               run.arrivals = ctx_.counters(attention_arrivals(run.M, run.heads, run.kv_heads));
-             }
+             if (run.splits > 1) run.partials = scratch_.get<float>(Slot::attention, partial_floats);
              timed(profiler_.get(), "attention", run.M > kAttentionMaxDecodeRows ? "prefill tiles" : "decode splits",
                    [&] { launch_attention(run, stream_.get()); });
            });
@@ -442,9 +439,6 @@ class CudaBackend final : public Backend {
                                                                                       cache.capacity) *
                                                          (cache.head_dim + 2)));
       need.slot(Slot::attention, partial_floats * sizeof(float));
-      size_t arrivals = 0;
-      for (int64_t M = 1; M <= decode_rows; ++M) arrivals = std::max(arrivals, attention_arrivals(M, heads, cache.kv_heads));
-      ctx_.counters(arrivals);
     }
     for (size_t i = 0; i < need.slot_bytes.size(); ++i) scratch_.reserve(Slot(i), need.slot_bytes[i]);
     if (need.staged) ctx_.staged(need.staged);
@@ -519,12 +513,6 @@ class CudaBackend final : public Backend {
     const int64_t blocks = kv_heads * attention_row_groups(rows, heads, kv_heads);
     const int64_t fill = (int64_t(kAttentionBlocksPerSm) * ctx_.sm_count() + blocks - 1) / blocks;
     return int(std::clamp<int64_t>(fill, 1, tiles));
-  }
-
-  // Arrival counters of a split decode attention: one per (kv head, row group),
-  // from the trellis context's zeroed counters (every user leaves them zero).
-  static size_t attention_arrivals(int64_t rows, int64_t heads, int64_t kv_heads) {
-    return size_t(kv_heads * attention_row_groups(rows, heads, kv_heads));
   }
 
   LinearRun linear_run() { return {ctx_, scratch_, options_.trellis, profiler_.get()}; }

@@ -97,7 +97,6 @@ struct AttentionArgs {
   float* values = nullptr;
   float* out = nullptr;      // [M, heads·d]
   float* partials = nullptr; // splits > 1: [M][heads][splits][d + 2]
-  unsigned* arrivals = nullptr;  // splits > 1: [kv_heads][row groups] counters, zero between launches
   int M = 0, heads = 0, kv_heads = 0, d = 0, capacity = 0;
   int splits = 1;            // blocks per (kv head, row group); split s takes key tiles s, s + splits, ...
   Pos pos;

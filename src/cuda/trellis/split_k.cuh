@@ -3,10 +3,8 @@
 // last sums all partials in segment order (so results do not depend on which
 // warp finished when), writes the outputs, and re-arms the counter to zero.
 // Integer partials may instead be added into zeroed accumulators (add_split_tile).
-// Whole blocks use trellis/cuda/block_arrival.cuh.
 #pragma once
 #include "launch_constants.cuh"
-#include "trellis/cuda/block_arrival.cuh"
 
 namespace trellis::cuda::detail {
 
@@ -61,6 +59,21 @@ __device__ __forceinline__ bool add_split_tile(int (&sum)[NPROJ][4], int* totals
     for (int p = 0; p < NPROJ; ++p)
       if (2 * q + (e & 1) < cols) *at[e][p] = 0;
   return true;
+}
+
+// The same for a whole block: call from every thread after the block's
+// partial stores; true in every thread of the last block to arrive.
+__device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned expected) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) + 1 == expected;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
 }
 
 // Work units of one block: a contiguous share of [0, units), balanced to one unit.

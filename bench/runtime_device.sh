@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU call for the CUDA model runtime (issues 5 and 6): build the whole
 # tree in build/device-model (PCRE2, ICU and pkgconf from
-# .carry/model-sysroot.tar.xz when the machine lacks them), then
+# .carry/model-sysroot.tar.xz when the machine lacks them; bench/make_device_sysroot.sh
+# builds it), then
 #   tests    the CUDA model tests, the KL gates and the profiler test (one
 #            merged gtest JSON; the KL gates' own JSON too)
 #   eval     trellis eval --ppl on the bf16 fixture's first validation

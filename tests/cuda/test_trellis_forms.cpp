@@ -75,7 +75,7 @@ void check_linear_forms(const TrellisGeometry& g, const Shape& shape, const char
 }
 
 TEST_P(LinearForms, MatchFp64Reference) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   const auto [shape, axis, k] = GetParam();
   check_linear_forms(make_geometry(k, 12, 256, axis, shape.out, shape.in), shape, "LinearForms");
 }
@@ -83,7 +83,7 @@ TEST_P(LinearForms, MatchFp64Reference) {
 // The window extraction's masks and multipliers depend on L (run_decode.cuh):
 // the narrowest state (L = k + 1) and the widest (L = 16, QTIP's) on the small shapes.
 TEST(StateWidths, NarrowestAndWidestMatchFp64Reference) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   for (const Shape s : {Shape{264, 768}, Shape{768, 264}})
     for (int k : {2, 3, 4})
       for (int L : {k + 1, 16}) check_linear_forms(make_geometry(k, L, 256, s.in % 256 == 0 ? 1 : 0, s.out, s.in), s, "StateWidths");
@@ -98,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, LinearForms, ::testing::ValuesIn(linear_cases()
 
 // k = 3 axis-0 codes stored block-pair interleaved give the row-major result.
 TEST(K3Interleaved, SameOutputAsRowMajor) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   auto rng = fresh_rng("K3Interleaved");
   for (const Shape s : {Shape{5120, 17408}, Shape{1024, 768}}) {
     const TrellisGeometry g = make_geometry(3, 12, 256, 0, s.out, s.in);
@@ -136,7 +136,7 @@ TEST(K3Interleaved, SameOutputAsRowMajor) {
 // own linear() call, within the bound of the fp64 reference; a group of mixed
 // forms (reduce and mma) runs call by call, the same.
 TEST(LinearGroup, StackedReduceEqualsSeparateCalls) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   auto rng = fresh_rng("LinearGroup");
   const int64_t in = 5120;
   const int64_t rows[] = {5120, 1024, 1024};
@@ -190,7 +190,7 @@ std::vector<double> reference_swiglu(const std::vector<double>& g, const std::ve
 class GateUpForms : public ::testing::TestWithParam<std::tuple<Shape, std::pair<int, int>>> {};
 
 TEST_P(GateUpForms, MatchReferenceAndSplitTailIsBitIdentical) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   const auto [shape, ks] = GetParam();
   auto rng = fresh_rng("GateUpForms");
   RandomTrellis gate(make_geometry(ks.first, 12, 256, 1, shape.out, shape.in), rng);
@@ -250,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GateUpForms,
 // segment's (axis 0) largest |x|: an outlier 100x the rms coarsens every other
 // element's step to ≈ 100·rms/32639, which must stay inside the factored bound.
 TEST(ImmaNumerics, OutlierActivationsStayWithinTheFactoredBound) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   auto rng = fresh_rng("ImmaOutliers");
   cuda::Context ctx;
   for (int axis : {1, 0}) {
@@ -273,7 +273,7 @@ TEST(ImmaNumerics, OutlierActivationsStayWithinTheFactoredBound) {
 // A NaN in one activation row makes that row's outputs NaN (the fixed-point
 // staging must not turn it into a number) and leaves the other rows exact.
 TEST(ImmaNumerics, NanRowGivesNanOutputsOnlyThere) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run";
+  TRELLIS_REQUIRE_CUDA_DEVICE();
   auto rng = fresh_rng("ImmaNan");
   cuda::Context ctx;
   const TrellisGeometry g = make_geometry(2, 12, 256, 1, 1024, 5120);

@@ -18,6 +18,8 @@ namespace trellis::test {
 #define TRELLIS_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
 
 bool have_gpu();
+#define TRELLIS_REQUIRE_CUDA_DEVICE() \
+  if (!trellis::test::have_gpu()) GTEST_SKIP() << "no CUDA device: CUDA kernel test not run"
 
 // One random trellis tensor, on host and device.
 struct RandomTrellis {

@@ -524,8 +524,10 @@ class CudaBackend final : public Backend {
     int T = 0;
     bool operator==(const InputTransform&) const = default;
   };
+  // A trellis layer's rotation: its signs and block size.
+  static InputTransform rotation(const CudaLinear& l) { return {l.signs(), int(l.view().geom.T)}; }
   static InputTransform input_transform(const CudaLinear& l) {
-    return l.rotates_input() ? InputTransform{l.signs(), int(l.view().geom.T)} : InputTransform{};
+    return l.rotates_input() ? rotation(l) : InputTransform{};
   }
 
   // A residual norm's output, written a second time as the bf16 input of the
@@ -564,7 +566,7 @@ class CudaBackend final : public Backend {
     InputTransform unrotate;
   };
   static ResidualY layer_output(const CudaLinear& l, const uint16_t* yb) {
-    return {yb, true, l.rotates_output() ? InputTransform{l.signs(), int(l.view().geom.T)} : InputTransform{}};
+    return {yb, true, l.rotates_output() ? rotation(l) : InputTransform{}};
   }
 
   // x += y (no y: x only read, out may be x: the rmsnorm op), out = rmsnorm(x, w) per group of w.size, and the

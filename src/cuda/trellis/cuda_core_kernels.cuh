@@ -31,9 +31,11 @@ namespace trellis::cuda::detail {
 // No scratch; capturable.
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
                    SwigluTail tail, int sm_count, cudaStream_t stream);
-// Stacked: parts (1..3) one-projection calls on the same x (a layer's q, k, v;
-// rows may differ, cols, T, k and L the same: reduce_stacks) in one launch,
-// out[p] = w[p] x, each bit for bit as its own launch would give; M 1..4.
+// Stacked: parts (1..kReduceMaxParts) one-projection calls on the same x (a
+// layer's q, k, v; rows may differ, cols, T, k and L the same: reduce_stacks)
+// in one launch, out[p] = w[p] x, each bit for bit as its own launch would
+// give; M 1..4.
+inline constexpr int kReduceMaxParts = 3;
 bool reduce_stacks(const TrellisTensorView* w, int parts);
 void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t* x, int M, uint16_t* const* out,
                            Numerics mode, int sm_count, cudaStream_t stream);

@@ -158,10 +158,9 @@ void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, 
 }
 
 void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M) {
-  constexpr int kMaxStack = 3;
-  bool stack = n >= 1 && n <= kMaxStack;
-  TrellisTensorView w[kMaxStack];
-  uint16_t* y[kMaxStack];
+  bool stack = n >= 1 && n <= detail::kReduceMaxParts;
+  TrellisTensorView w[detail::kReduceMaxParts];
+  uint16_t* y[detail::kReduceMaxParts];
   for (int i = 0; stack && i < n; ++i) {
     const LinearCall& c = calls[i];
     stack = c.form == Form::reduce && c.mode == calls[0].mode && form_supports(c.form, c.w->geom, M, c.mode);

@@ -15,7 +15,7 @@ namespace trellis::cuda::detail {
 // Shared memory of the tensor-core kernels: the staged operand rows
 // (`operand_bytes`: fp16 or byte operands), their per-row info (2 x kMmaMaxM
 // floats) and the staging reductions' scratch (one float per thread plus one
-// per row); axis 0 adds its block sums (128 columns, a half block, x
+// per row); axis 0 adds its block sums (kAxis0WarpCols columns x
 // `sum_cols` 4-byte values per warp: M fp32 sums, or 2M int32 sums of byte
 // operands).
 constexpr int axis1_smem_bytes(int operand_bytes) {
@@ -23,7 +23,7 @@ constexpr int axis1_smem_bytes(int operand_bytes) {
 }
 constexpr int wgmma_axis1_smem_bytes(int cols) { return cols * 32 + (2 * kMmaMaxM + kWgmmaThreads + kMmaMaxM) * 4; }
 constexpr int axis0_smem_bytes(int sum_cols, int operand_bytes) {
-  return (kMmaWarps * 128 * sum_cols + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + operand_bytes;
+  return (kMmaWarps * kAxis0WarpCols * sum_cols + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + operand_bytes;
 }
 
 // Split-K scratch a launch may use.

@@ -11,6 +11,8 @@ namespace trellis::cuda {
 inline constexpr int kMmaWarps = 8;
 inline constexpr int kMmaThreads = kMmaWarps * 32;
 inline constexpr int kMmaMinBlocksPerSm = 2;
+// Columns an axis-0 warp covers: half of a T = 256 block (8 MMA tiles of 16).
+inline constexpr int kAxis0WarpCols = 128;
 
 // Axis-1 tensor-core form: one block of 20 warps per SM (20 x 32 threads at
 // the 96 registers this allows the kernel without spills: 61,440 of 65,536),

@@ -116,7 +116,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ float warp_sums[];  // [kMmaWarps][128][sum_cols], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
-  constexpr int kHalfCols = kBlockT / 2, kWarpsPerHalf = kMmaWarps / 2;
+  constexpr int kHalfCols = kAxis0WarpCols, kWarpsPerHalf = kMmaWarps / 2;
+  static_assert(2 * kHalfCols == kBlockT, "a warp covers half a block");
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3, warp = threadIdx.x >> 5;
   const int half = warp / kWarpsPerHalf, wh = warp % kWarpsPerHalf;
   const TrellisGeometry& G = a.geom;

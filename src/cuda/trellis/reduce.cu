@@ -1,6 +1,6 @@
 // Reduce form (axis 1 on CUDA cores): y = W x for one projection (M 1..4), or
-// for up to kMaxParts projections of the same x stacked by rows in one launch
-// (a layer's q, k, v: same cols, T, k and L; each its own output), and the
+// for up to kReduceMaxParts projections of the same x stacked by rows in one
+// launch (a layer's q, k, v: same cols, T, k and L; each its own output), and the
 // fused gate/up/SwiGLU form out = tail(gate x, up x) (two projections, M 1..8;
 // gate and up may have different k and L) — one kernel template.
 //
@@ -60,20 +60,18 @@ constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte lo
 template <int NPROJ, int M>
 constexpr int kMinBlocksPerSm = NPROJ == 1 && M <= 2 ? 3 : 2;
 
-constexpr int kMaxParts = 3;
-
 // Per part p: its projection (NPROJ 1), or gate (p = 0) and up (p = 1) for
 // NPROJ 2, whose launch is one part with out[0], log2_nwc[0].
 struct ReduceArgs {
-  TrellisGeometry geom[kMaxParts];
-  const uint32_t* codes[kMaxParts];
-  const __half* scales[kMaxParts];
-  __nv_bfloat16* out[kMaxParts];  // [M][rows of the part]
-  int log2_nwc[kMaxParts];        // column groups per block = 1 << log2_nwc
-  int first_block[kMaxParts];     // the part's first block (NPROJ 1)
-  int parts;                      // stacked projections (NPROJ 1), 1 for NPROJ 2
-  const __nv_bfloat16* x;         // [M][cols]
-  int M;                          // activation rows, <= the template's M
+  TrellisGeometry geom[kReduceMaxParts];
+  const uint32_t* codes[kReduceMaxParts];
+  const __half* scales[kReduceMaxParts];
+  __nv_bfloat16* out[kReduceMaxParts];  // [M][rows of the part]
+  int log2_nwc[kReduceMaxParts];        // column groups per block = 1 << log2_nwc
+  int first_block[kReduceMaxParts];     // the part's first block (NPROJ 1)
+  int parts;                            // stacked projections (NPROJ 1), 1 for NPROJ 2
+  const __nv_bfloat16* x;               // [M][cols]
+  int M;                                // activation rows, <= the template's M
   SwigluTail tail;
 };
 
@@ -412,7 +410,7 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
 }
 
 bool reduce_stacks(const TrellisTensorView* w, int parts) {
-  if (parts < 1 || parts > kMaxParts) return false;
+  if (parts < 1 || parts > kReduceMaxParts) return false;
   const TrellisGeometry& g = w[0].geom;
   for (int p = 1; p < parts; ++p) {
     const TrellisGeometry& q = w[p].geom;
@@ -425,7 +423,7 @@ void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t
                            Numerics mode, int sm_count, cudaStream_t stream) {
   if (!reduce_stacks(w, parts))
     throw Error("reduce form: " + std::to_string(parts) + " stacked projections must be 1.." +
-                std::to_string(kMaxParts) + " with the same cols, T, k and L");
+                std::to_string(kReduceMaxParts) + " with the same cols, T, k and L");
   check_reduce_geometry(w, parts, M, 4, false, "stacked projections must share cols and T");
   launch_parts(w, 1, parts, x, M, out, mode, SwigluTail::split, sm_count, stream);
 }

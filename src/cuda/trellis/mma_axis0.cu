@@ -61,6 +61,7 @@ struct Axis0Args {
   const __half* scales;
   const __nv_bfloat16* x;  // [M][rows]
   int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
+  StateCut cut;
   int segments, slabs_per_segment;
   float* partials;  // [segments][cols][M]
   unsigned* counters;
@@ -94,13 +95,12 @@ __device__ __forceinline__ Run16<K> run16_at(int t0) {
 
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
-// State of position j (0..15) of a normalised 16-run.
+// Window of position j (0..15) of a normalised 16-run, before the mask.
 template <int K, int N>
-__device__ __forceinline__ uint32_t run16_state(const uint32_t (&w)[N], int j, uint32_t mask) {
+__device__ __forceinline__ uint32_t run16_window(const uint32_t (&w)[N], int j) {
   const int bit = (15 - j) * K;
   const int wi = bit >> 5, off = bit & 31;
-  const uint32_t win = off == 0 ? w[wi] : __funnelshift_r(w[wi], w[wi + 1], off);
-  return win & mask;
+  return off == 0 ? w[wi] : __funnelshift_r(w[wi], w[wi + 1], off);
 }
 
 // Byte operands: slab row q + 4u (q, u = 0..3) at word 4q + u of the slab's
@@ -110,7 +110,8 @@ struct Axis0ByteSlot {
   __device__ __forceinline__ int operator()(int i) const { return (i & ~15) | ((i & 3) << 2) | ((i >> 2) & 3); }
 };
 
-template <bool kInt, int K>
+// kL: 0 for any L, else the geometry's L (byte operands cut states by the step where they can: run_decode.cuh).
+template <bool kInt, int K, int kL>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
   allow_dependent_grids();
   using Acc = std::conditional_t<kInt, int, float>;
@@ -123,7 +124,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const TrellisGeometry& G = a.geom;
   const int R = int(G.rows), C = int(G.cols);
   constexpr int wpb = kBlockT * K / 32;
-  const uint32_t mask = (1u << G.L) - 1u;
+  const StateCut cut = a.cut;
+  constexpr int D = kL % K == 0 ? kL / K : 0;
   const int nslabs = (R + kSlabRows - 1) / kSlabRows;
   const int cb = blockIdx.x, seg = blockIdx.y;
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
@@ -214,7 +216,9 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     if constexpr (kInt) {
       const uint4 b = has_x ? *reinterpret_cast<const uint4*>(xrow + (sl - sbeg_seg) * kSlabRows)
                             : make_uint4(0u, 0u, 0u, 0u);
-      auto hash = [&](const uint32_t(&rw)[NW], int t) { return code_hash(run16_state<K>(rw, t, mask)); };
+      auto hash = [&](const uint32_t(&rw)[NW], int t) {
+        return code_hash(cut_state<D>([&](int i) { return run16_window<K>(rw, i); }, t, cut));
+      };
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
         // a0/a1: row q at run positions t / t+8, a2/a3: row q+4; then rows q+8, q+12.
@@ -225,8 +229,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
       const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
       const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;
       auto pair = [&](const uint32_t(&lo)[NW], const uint32_t(&hi)[NW], int t) {
-        return pack_halves(biased_code_half(run16_state<K>(lo, t, mask)),
-                           biased_code_half(run16_state<K>(hi, t, mask)));
+        return pack_halves(biased_code_half(run16_window<K>(lo, t) & cut.mask),
+                           biased_code_half(run16_window<K>(hi, t) & cut.mask));
       };
 #pragma unroll
       for (int t = 0; t < 8; ++t)
@@ -298,16 +302,16 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   }
 }
 
-template <bool kInt, int K>
+template <bool kInt, int K, int kL>
 void launch(const Axis0Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) {
   // 8 KB of block sums per sum column plus the staged segment: past 48 KB
   // the kernel needs the opt-in, raised once to the largest plan's size.
   static const cudaError_t raised = cudaFuncSetAttribute(
-      mma_axis0_kernel<kInt, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      mma_axis0_kernel<kInt, K, kL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
       axis0_smem_bytes(kMmaMaxM, kAxis0StageBytes));
   if (raised != cudaSuccess) throw Error(std::string("mma axis-0 form: shared-memory opt-in failed: ") +
                                          cudaGetErrorString(raised));
-  launch_programmatic(mma_axis0_kernel<kInt, K>, grid, kMmaThreads, smem_bytes, stream, a);
+  launch_programmatic(mma_axis0_kernel<kInt, K, kL>, grid, kMmaThreads, smem_bytes, stream, a);
 }
 
 }  // namespace
@@ -348,12 +352,17 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
+  a.cut = state_cut(w.geom.L);
   const dim3 grid(plan.col_tiles, plan.segments);
-  const bool b = plan.byte_operands;
+  // Byte operands at L = 12 (the format's default) run the instance that cuts states by the step.
+  const auto pick = [&](auto bytes_l12, auto bytes, auto halves) {
+    return !plan.byte_operands ? halves : w.geom.L == kStepCutL ? bytes_l12 : bytes;
+  };
+  const int smem = plan.smem_bytes;
   switch (w.geom.k) {
-    case 2: (b ? launch<true, 2> : launch<false, 2>)(a, grid, plan.smem_bytes, stream); break;
-    case 3: (b ? launch<true, 3> : launch<false, 3>)(a, grid, plan.smem_bytes, stream); break;
-    case 4: (b ? launch<true, 4> : launch<false, 4>)(a, grid, plan.smem_bytes, stream); break;
+    case 2: pick(launch<true, 2, kStepCutL>, launch<true, 2, 0>, launch<false, 2, 0>)(a, grid, smem, stream); break;
+    case 3: pick(launch<true, 3, kStepCutL>, launch<true, 3, 0>, launch<false, 3, 0>)(a, grid, smem, stream); break;
+    case 4: pick(launch<true, 4, kStepCutL>, launch<true, 4, 0>, launch<false, 4, 0>)(a, grid, smem, stream); break;
     default: throw Error("mma axis-0 form: no kernel for k=" + std::to_string(w.geom.k));
   }
 }

@@ -72,6 +72,7 @@ struct Axis1Args {
   const __half* scales[2];
   const __nv_bfloat16* x;  // [M][cols]
   int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
+  StateCut cut;            // of the projections' L (equal)
   int chunks, chunks_per_tile, warps, max_contrib, tiles;
   int partial_cols;  // per output row of a split tile: M (fp16) or 2M (int, one per operand column)
   float* partials;   // fp16 operands: [tiles][max_contrib][NPROJ][16][partial_cols] fp32 partials
@@ -109,7 +110,9 @@ __device__ __forceinline__ int chunk_owner(long long x, int chunks, int warps) {
   return int(((x + 1) * warps + chunks - 1) / chunks - 1);
 }
 
-template <bool kInt, int K0, int K1, int NPROJ>
+// kL: 0 for any L (every state cut by the mask), else the projections' L,
+// which lets the byte operands' decode cut some states by the step (run_decode.cuh).
+template <bool kInt, int K0, int K1, int NPROJ, int kL>
 __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1Args a) {
   allow_dependent_grids();
   using Acc = std::conditional_t<kInt, int, float>;
@@ -121,7 +124,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   float* scratch = info + 2 * kMmaMaxM;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
-  const uint32_t mask = (1u << a.geom[0].L) - 1u;
+  constexpr int D0 = kL % K0 == 0 ? kL / K0 : 0, D1 = kL % K1 == 0 ? kL / K1 : 0;
   const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
 
@@ -198,16 +201,17 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
           const int j = 4 * sp + 2 * h;  // run positions j, j + 1: K slots q, q + 4
           const uint32_t b0 = h ? v.z : v.x, b1 = h ? v.w : v.y;
           int(&ag)[4] = h ? acc_odd[0] : acc[0];
-          mma_u8s8_16832(ag, run_hash<K0>(g0, j, mask), run_hash<K0>(g1, j, mask), run_hash<K0>(g0, j + 1, mask),
-                         run_hash<K0>(g1, j + 1, mask), b0, b1);
+          mma_u8s8_16832(ag, run_hash<K0, D0>(g0, j, a.cut), run_hash<K0, D0>(g1, j, a.cut),
+                         run_hash<K0, D0>(g0, j + 1, a.cut), run_hash<K0, D0>(g1, j + 1, a.cut), b0, b1);
           if constexpr (NPROJ == 2) {
             int(&au)[4] = h ? acc_odd[NPROJ - 1] : acc[NPROJ - 1];
-            mma_u8s8_16832(au, run_hash<K1>(u0, j, mask), run_hash<K1>(u1, j, mask), run_hash<K1>(u0, j + 1, mask),
-                           run_hash<K1>(u1, j + 1, mask), b0, b1);
+            mma_u8s8_16832(au, run_hash<K1, D1>(u0, j, a.cut), run_hash<K1, D1>(u1, j, a.cut),
+                           run_hash<K1, D1>(u0, j + 1, a.cut), run_hash<K1, D1>(u1, j + 1, a.cut), b0, b1);
           }
         }
       }
     } else {
+      const uint32_t mask = a.cut.mask;
       uint32_t xw[16];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
@@ -334,18 +338,18 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   }
 }
 
-template <bool kInt>
+template <bool kInt, int kL>
 struct Axis1Instances {
   template <int K0, int K1, int NPROJ>
   struct Of {
     static void launch(const Axis1Args& a, int blocks, int smem_bytes, cudaStream_t stream) {
       // Past 48 KB of shared memory the kernel needs the opt-in, raised once to the most any plan uses.
-      static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<kInt, K0, K1, NPROJ>,
+      static const cudaError_t raised = cudaFuncSetAttribute(mma_axis1_kernel<kInt, K0, K1, NPROJ, kL>,
                                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                              axis1_smem_bytes(kAxis1StageBytes));
       if (raised != cudaSuccess)
         throw Error(std::string("mma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-      launch_programmatic(mma_axis1_kernel<kInt, K0, K1, NPROJ>, blocks, kAxis1Threads, smem_bytes, stream, a);
+      launch_programmatic(mma_axis1_kernel<kInt, K0, K1, NPROJ, kL>, blocks, kAxis1Threads, smem_bytes, stream, a);
     }
   };
 };
@@ -385,8 +389,12 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.partial_cols = plan.partial_cols;
   a.partials = scratch.partials;
   const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
-  const auto f = plan.byte_operands ? pick_k_instance<Axis1Instances<true>::template Of>(k0, k1, nproj)
-                                    : pick_k_instance<Axis1Instances<false>::template Of>(k0, k1, nproj);
+  a.cut = state_cut(w[0].geom.L);
+  // The byte operands' decode has an instance for L = 12 (the format's default), cutting by the step.
+  const bool l12 = w[0].geom.L == kStepCutL;
+  const auto f = !plan.byte_operands ? pick_k_instance<Axis1Instances<false, 0>::template Of>(k0, k1, nproj)
+                 : l12               ? pick_k_instance<Axis1Instances<true, kStepCutL>::template Of>(k0, k1, nproj)
+                                     : pick_k_instance<Axis1Instances<true, 0>::template Of>(k0, k1, nproj);
   if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(k0));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

@@ -60,26 +60,54 @@ __device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, 
   else w[K] = __ldg(at + K);
 }
 
+// Window of position j (0..31) of a loaded run before the mask: bits
+// (31-j)·k.. of the words, as many as they hold above it.
+template <int K>
+__device__ __forceinline__ uint32_t run_window(const uint32_t (&w)[K + 1], int j) {
+  const int bit = (31 - j) * K;
+  const int wi = bit >> 5, off = bit & 31;
+  if (off == 0) return w[wi];
+  if (wi < K) return __funnelshift_r(w[wi], w[wi + 1], off);
+  return w[wi] >> off;
+}
+
+// Cutting a state out of its window. The mask is one LOP3 on the integer ALU
+// pipe, which the funnel shifts already keep busy. When L = D·k the window of
+// position j − D starts exactly L bits above position j's, so with U the
+// unmasked windows
+//   s_j = U_j − 2^L·U_{j−D}   (mod 2^32; U_j holds s_j + 2^L·(U_{j−D} mod 2^(32−L)))
+// is one IMAD, which issues to the FMA pipe, from a window position j − D
+// needs anyway. A kernel built for one L (D = L/k) cuts the positions where
+// cut_by_step says so this way and the rest by the mask, so the ALU and FMA
+// pipes share the work. The multiplier −2^L is a kernel argument: as a
+// constant, ptxas would turn the multiply back into a shift on the ALU pipe.
+struct StateCut {
+  uint32_t mask;      // 2^L − 1
+  uint32_t neg_step;  // −2^L (mod 2^32)
+};
+inline StateCut state_cut(int L) { return {(1u << L) - 1u, 0u - (1u << L)}; }
+inline constexpr int kStepCutL = 12;  // the L the byte-operand kernels have a step-cutting instance for
+
+// Positions cut by the step when the kernel knows D (0: every position by the mask).
+__device__ __forceinline__ constexpr bool cut_by_step(int j, int D) { return D > 0 && j >= D && (j & 3) == 0; }
+
+// State of position j of a run whose windows window(i) gives, D = L/k or 0.
+template <int D, class Window>
+__device__ __forceinline__ uint32_t cut_state(const Window& window, int j, StateCut cut) {
+  if (cut_by_step(j, D)) return window(j - D) * cut.neg_step + window(j);
+  return window(j) & cut.mask;
+}
+
 // State of position j (0..31) of a loaded run.
 template <int K>
 __device__ __forceinline__ uint32_t run_state(const uint32_t (&w)[K + 1], int j, uint32_t mask) {
-  const int bit = (31 - j) * K;
-  const int wi = bit >> 5, off = bit & 31;
-  uint32_t win;
-  if (off == 0) {
-    win = w[wi];
-  } else if (wi < K) {
-    win = __funnelshift_r(w[wi], w[wi + 1], off);
-  } else {
-    win = w[wi] >> off;
-  }
-  return win & mask;
+  return run_window<K>(w, j) & mask;
 }
 
 // The 1MAD hash of position j of a run: its four bytes sum to y + 510.
-template <int K>
-__device__ __forceinline__ uint32_t run_hash(const uint32_t (&w)[K + 1], int j, uint32_t mask) {
-  return code_hash(run_state<K>(w, j, mask));
+template <int K, int D = 0>
+__device__ __forceinline__ uint32_t run_hash(const uint32_t (&w)[K + 1], int j, StateCut cut) {
+  return code_hash(cut_state<D>([&](int i) { return run_window<K>(w, i); }, j, cut));
 }
 
 // binary16 bits of y(state) + 1534, in the low half of the result.

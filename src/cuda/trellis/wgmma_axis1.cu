@@ -55,6 +55,7 @@ struct WgmmaArgs {
   const __half* scales[2];
   const __nv_bfloat16* x;
   int M, chunks, chunks_per_tile, groups, slices;
+  StateCut cut;  // of the projections' L (equal)
   unsigned* counters;  // [slices] arrival counters, then [slices][NPROJ][16][2M] int32 accumulators (zero between launches)
   __nv_bfloat16* out;
   SwigluTail tail;
@@ -86,7 +87,8 @@ __device__ __forceinline__ void wgmma_u8s8(int (&d)[4], const uint32_t (&a)[4], 
 }
 #endif
 
-template <int K0, int K1, int NPROJ>
+// kL: 0 for any L, else the projections' L (states cut by the step where it can: run_decode.cuh).
+template <int K0, int K1, int NPROJ, int kL>
 __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const WgmmaArgs a) {
   allow_dependent_grids();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -97,7 +99,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
   // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the
   // wgmma control flow as uniform and keeps the MMAs asynchronous.
   const int warp = __shfl_sync(0xffffffffu, int(threadIdx.x >> 5), 0), wq = warp & 3;
-  const uint32_t mask = (1u << a.geom[0].L) - 1u;
+  constexpr int D0 = kL % K0 == 0 ? kL / K0 : 0, D1 = kL % K1 == 0 ? kL / K1 : 0;
+  const StateCut cut = a.cut;
   const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const uint32_t* codes0 = a.codes[0];
   const uint32_t* codes1 = a.codes[1];
@@ -165,11 +168,11 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int j = 4 * sp + 2 * hh;
-        ga[hh][0] = run_hash<K0>(g0, j, mask), ga[hh][1] = run_hash<K0>(g1, j, mask);
-        ga[hh][2] = run_hash<K0>(g0, j + 1, mask), ga[hh][3] = run_hash<K0>(g1, j + 1, mask);
+        ga[hh][0] = run_hash<K0, D0>(g0, j, cut), ga[hh][1] = run_hash<K0, D0>(g1, j, cut);
+        ga[hh][2] = run_hash<K0, D0>(g0, j + 1, cut), ga[hh][3] = run_hash<K0, D0>(g1, j + 1, cut);
         if constexpr (NPROJ == 2) {
-          ua[hh][0] = run_hash<K1>(u0, j, mask), ua[hh][1] = run_hash<K1>(u1, j, mask);
-          ua[hh][2] = run_hash<K1>(u0, j + 1, mask), ua[hh][3] = run_hash<K1>(u1, j + 1, mask);
+          ua[hh][0] = run_hash<K1, D1>(u0, j, cut), ua[hh][1] = run_hash<K1, D1>(u1, j, cut);
+          ua[hh][2] = run_hash<K1, D1>(u0, j + 1, cut), ua[hh][3] = run_hash<K1, D1>(u1, j + 1, cut);
         }
       }
       wgmma_fence();
@@ -241,17 +244,20 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
 #endif
 }
 
-template <int K0, int K1, int NPROJ>
-struct WgmmaInstance {
-  static void launch(const WgmmaArgs& a, int blocks, int smem_bytes, cudaStream_t stream) {
-    // Raised once to the most any plan uses (cols·32 <= kAxis1StageBytes).
-    static const cudaError_t raised = cudaFuncSetAttribute(wgmma_axis1_kernel<K0, K1, NPROJ>,
-                                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                           wgmma_axis1_smem_bytes(kAxis1StageBytes / 32));
-    if (raised != cudaSuccess)
-      throw Error(std::string("wgmma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
-    launch_programmatic(wgmma_axis1_kernel<K0, K1, NPROJ>, blocks, kWgmmaThreads, smem_bytes, stream, a);
-  }
+template <int kL>
+struct WgmmaInstances {
+  template <int K0, int K1, int NPROJ>
+  struct Of {
+    static void launch(const WgmmaArgs& a, int blocks, int smem_bytes, cudaStream_t stream) {
+      // Raised once to the most any plan uses (cols·32 <= kAxis1StageBytes).
+      static const cudaError_t raised = cudaFuncSetAttribute(wgmma_axis1_kernel<K0, K1, NPROJ, kL>,
+                                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                             wgmma_axis1_smem_bytes(kAxis1StageBytes / 32));
+      if (raised != cudaSuccess)
+        throw Error(std::string("wgmma axis-1 form: shared-memory opt-in failed: ") + cudaGetErrorString(raised));
+      launch_programmatic(wgmma_axis1_kernel<K0, K1, NPROJ, kL>, blocks, kWgmmaThreads, smem_bytes, stream, a);
+    }
+  };
 };
 
 }  // namespace
@@ -285,7 +291,10 @@ void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, 
   a.chunks_per_tile = plan.chunks_per_tile;
   a.groups = plan.groups;
   a.slices = plan.slices;
-  const auto f = pick_k_instance<WgmmaInstance>(w[0].geom.k, w[nproj - 1].geom.k, nproj);
+  a.cut = state_cut(w[0].geom.L);
+  const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
+  const auto f = w[0].geom.L == kStepCutL ? pick_k_instance<WgmmaInstances<kStepCutL>::template Of>(k0, k1, nproj)
+                                          : pick_k_instance<WgmmaInstances<0>::template Of>(k0, k1, nproj);
   if (!f) throw Error("wgmma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

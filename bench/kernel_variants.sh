@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Kernel experiments in one device call: build the kernels-only tree once per
+# variant (sm_90a only, TRELLIS_CUDA_PORTABLE=OFF, which halves nvcc's time),
+# run the CUDA form tests and the kernel benchmark for each, and write one
+# table that puts the variants side by side.
+#
+#   OUT=$OUT bench/kernel_variants.sh [VARIANT_DIR...]
+#
+# The working tree as it is runs first, as "base". A variant is a directory
+# holding replacement files at their paths in the repository (e.g.
+# .carry/variants/quarter/src/cuda/trellis/run_decode.cuh): they are copied
+# over the tree for that variant's build and the originals put back after it
+# (also when the script is interrupted). Variant directories are ignored
+# paths, so name them in the device call's carry.
+#
+# Environment: ONLY (ops, default gate_up,up,down), KS (default 2,3,4),
+# LIMIT (seconds; a variant is not started when the time so far plus the
+# longest variant so far would pass it; default 540, under the device's 600).
+# Results in $OUT: tests_NAME.json, bench_NAME.json, variants.txt (the table),
+# variants_build.log.
+set -uo pipefail
+source "$(dirname "$0")/device_steps.sh" none
+ONLY=${ONLY:-gate_up,up,down}
+KS=${KS:-2,3,4}
+LIMIT=${LIMIT:-540}
+B=build/variants
+LOG=$OUT/variants_build.log
+t_start=$(date +%s)
+saved=$(mktemp -d)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/variants.txt"
+
+# Copies a variant's files over the tree, keeping each original (or noting that there was none).
+overlay() {
+  local dir=$1 f
+  while IFS= read -r f; do
+    mkdir -p "$saved/$(dirname "$f")"
+    if [[ -e $f ]]; then cp -p "$f" "$saved/$f"; else echo "$f" >>"$saved/.created"; fi
+    mkdir -p "$(dirname "$f")" && cp "$dir/$f" "$f"
+  done < <(cd "$dir" && find . -type f | sed 's|^\./||')
+}
+restore() {
+  local f
+  # Put back with a new modification time, so the next build recompiles what the variant changed.
+  while IFS= read -r f; do cp "$saved/$f" "$f"; done < <(cd "$saved" && find . -type f ! -name .created | sed 's|^\./||')
+  [[ -f $saved/.created ]] && xargs rm -f <"$saved/.created"
+  rm -rf "$saved" && mkdir -p "$saved"
+}
+trap restore EXIT
+
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON -DTRELLIS_CUDA_PORTABLE=OFF >"$LOG" 2>&1 ||
+  { tail -30 "$LOG"; exit 1; }
+
+longest=0
+run_variant() {
+  local name=$1 t0 built
+  t0=$(date +%s)
+  if (( t0 - t_start + longest > LIMIT )); then
+    echo "== $name: not run (time so far $(( t0 - t_start )) s, longest variant $longest s, limit $LIMIT s)" | tee -a "$OUT/variants.txt"
+    return
+  fi
+  if ! cmake --build $B -j 16 --target test_trellis_forms trellis_kernels_bench >>"$LOG" 2>&1; then
+    echo "== $name: build failed" | tee -a "$OUT/variants.txt"
+    grep -E "error" "$LOG" | tail -5
+    return
+  fi
+  built=$(( $(date +%s) - t0 ))
+  timeout 120 ./$B/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/tests_$name.json" >/dev/null 2>&1
+  local tests_rc=$?
+  timeout 120 ./$B/bench/cuda/trellis_kernels_bench "$OUT/bench_$name.json" --quick --only "$ONLY" --k "$KS" >/dev/null 2>&1
+  local t=$(( $(date +%s) - t0 ))
+  (( t > longest )) && longest=$t
+  echo "== $name: build $built s, tests exit $tests_rc, all $t s" | tee -a "$OUT/variants.txt"
+}
+
+names=(base)
+run_variant base
+for dir in "$@"; do
+  name=$(basename "$dir")
+  names+=("$name")
+  overlay "$dir"
+  run_variant "$name"
+  restore
+done
+python3 bench/variants_table.py "$OUT" "${names[@]}" | tee -a "$OUT/variants.txt"

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Side-by-side table of kernel_variants.sh's benchmark results.
+
+usage: variants_table.py OUT_DIR NAME...
+
+Reads OUT_DIR/bench_NAME.json (trellis_kernels_bench output) for each variant
+name in the order given and prints one row per (op, form, M, k) with each
+variant's median µs and, past the first, its change against the first.
+Variants that did not run (no file) are left out; a row a variant lacks shows "-".
+"""
+import json
+import os
+import sys
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out, names = sys.argv[1], sys.argv[2:]
+    runs = {}
+    for name in names:
+        path = os.path.join(out, f"bench_{name}.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                runs[name] = {(r["op"], r["form"], r["M"], r["k"]): r["median_us"] for r in json.load(f)["results"]}
+    if not runs:
+        print("no benchmark results")
+        return
+    names = list(runs)
+    first = names[0]
+    keys = sorted({k for r in runs.values() for k in r}, key=lambda k: (k[0], k[1], k[2], k[3]))
+    print(f"{'op':8} {'form':8} {'M':>2} {'k':>2}  " + "  ".join(f"{n:>18}" for n in names))
+    for key in keys:
+        cells = []
+        base = runs[first].get(key)
+        for n in names:
+            v = runs[n].get(key)
+            if v is None:
+                cells.append(f"{'-':>18}")
+            elif n == first or base is None:
+                cells.append(f"{v:>18.1f}")
+            else:
+                cells.append(f"{v:>9.1f} ({(v / base - 1) * 100:+5.1f}%)")
+        print(f"{key[0]:8} {key[1]:8} {key[2]:>2} {key[3]:>2}  " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

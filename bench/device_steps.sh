@@ -1,9 +1,37 @@
-# Sourced by the GPU-machine scripts (device.sh, runtime_device.sh): run from
-# the repository root, results under $OUT, the CUDA tools on PATH, and
-# `has STEP` true when STEP (or "all") was asked for on the command line.
+# Sourced by the GPU-machine scripts (device.sh, runtime_device.sh,
+# kernel_variants.sh): run from the repository root, results under $OUT, the
+# CUDA tools on PATH, and `has STEP` true when STEP (or "all") was asked for on
+# the command line. Also defines
+#   use_model_sysroot   the full tree's CMake arguments in model_cmake_args:
+#                       PCRE2, ICU and pkgconf from .carry/model-sysroot.tar.xz
+#                       when it is there (bench/make_device_sysroot.sh builds it)
+#   write_prompt512     the runtime benchmark's prompt, /tmp/prompt512.txt: the
+#                       first 512 tokens of tinyshakespeare (fixture tokenizer)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/trellis-out}
 mkdir -p "$OUT"
 steps=${*:-all}
 has() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
 export PATH=/usr/local/cuda/bin:$PATH
+
+model_cmake_args=()
+use_model_sysroot() {
+  [[ -f .carry/model-sysroot.tar.xz ]] || return 0
+  local sr=/tmp/trellis-sysroot
+  mkdir -p "$sr" && tar xJf .carry/model-sysroot.tar.xz -C "$sr"
+  export PKG_CONFIG_PATH="$sr/usr/lib/x86_64-linux-gnu/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$sr"
+  export LD_LIBRARY_PATH="$sr/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+  # FindICU does not search the multiarch directory when the compiler names none: name the library.
+  model_cmake_args=(-DICU_ROOT="$sr/usr" -DICU_INCLUDE_DIR="$sr/usr/include"
+                    -DICU_UC_LIBRARY_RELEASE="$sr/usr/lib/x86_64-linux-gnu/libicuuc.so"
+                    -DPKG_CONFIG_EXECUTABLE="$sr/usr/bin/pkgconf")
+}
+
+write_prompt512() {
+  python3 - <<'PY' >/tmp/prompt512.txt
+from tokenizers import Tokenizer
+t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
+text = open("data/tinyshakespeare.txt").read()[:20000]
+print(t.decode(t.encode(text).ids[:512]), end="")
+PY
+}

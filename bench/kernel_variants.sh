@@ -15,15 +15,24 @@
 #
 # Environment: ONLY (ops, default gate_up,up,down), KS (default 2,3,4),
 # LIMIT (seconds; a variant is not started when the time so far plus the
-# longest variant so far would pass it; default 540, under the device's 600).
-# Results in $OUT: tests_NAME.json, bench_NAME.json, variants.txt (the table),
-# variants_build.log.
+# longest variant so far would pass it; default 540, under the device's 600),
+# RUNTIME=1: build the full tree instead (with the model sysroot when
+# .carry/model-sysroot.tar.xz is there) and keep each variant's `trellis`;
+# after the builds, synthesize qwen3-14b at 3 bits once and run `trellis run
+# --device cuda` (the 512-token prompt, 256 generated, CUDA graphs) RUNS times
+# per variant (default 2), the variants taking turns so that drift between
+# runs falls on all of them alike; runs stop at 580 s. LIMIT then defaults to 420.
+# Results in $OUT: tests_NAME.json, bench_NAME.json, runtime_NAME.txt,
+# variants.txt (the table), variants_build.log.
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
 ONLY=${ONLY:-gate_up,up,down}
 KS=${KS:-2,3,4}
-LIMIT=${LIMIT:-540}
+RUNTIME=${RUNTIME:-0}
+RUNS=${RUNS:-2}
+if [[ $RUNTIME == 1 ]]; then LIMIT=${LIMIT:-420}; else LIMIT=${LIMIT:-540}; fi
 B=build/variants
+bins=/tmp/variant-bins
 LOG=$OUT/variants_build.log
 t_start=$(date +%s)
 saved=$(mktemp -d)
@@ -47,7 +56,16 @@ restore() {
 }
 trap restore EXIT
 
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON -DTRELLIS_CUDA_PORTABLE=OFF >"$LOG" 2>&1 ||
+targets=(test_trellis_forms trellis_kernels_bench)
+if [[ $RUNTIME == 1 ]]; then
+  use_model_sysroot
+  tree=("${model_cmake_args[@]}")
+  targets+=(trellis)
+  rm -rf "$bins" && mkdir -p "$bins"
+else
+  tree=(-DTRELLIS_KERNELS_ONLY=ON)
+fi
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF "${tree[@]}" >"$LOG" 2>&1 ||
   { tail -30 "$LOG"; exit 1; }
 
 longest=0
@@ -58,12 +76,13 @@ run_variant() {
     echo "== $name: not run (time so far $(( t0 - t_start )) s, longest variant $longest s, limit $LIMIT s)" | tee -a "$OUT/variants.txt"
     return
   fi
-  if ! cmake --build $B -j 16 --target test_trellis_forms trellis_kernels_bench >>"$LOG" 2>&1; then
+  if ! cmake --build $B -j 16 --target "${targets[@]}" >>"$LOG" 2>&1; then
     echo "== $name: build failed" | tee -a "$OUT/variants.txt"
     grep -E "error" "$LOG" | tail -5
     return
   fi
   built=$(( $(date +%s) - t0 ))
+  [[ $RUNTIME == 1 ]] && cp $B/trellis "$bins/$name"
   timeout 120 ./$B/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/tests_$name.json" >/dev/null 2>&1
   local tests_rc=$?
   timeout 120 ./$B/bench/cuda/trellis_kernels_bench "$OUT/bench_$name.json" --quick --only "$ONLY" --k "$KS" >/dev/null 2>&1
@@ -81,4 +100,18 @@ for dir in "$@"; do
   run_variant "$name"
   restore
 done
+if [[ $RUNTIME == 1 && -x $bins/base ]]; then
+  "$bins/base" synth --like qwen3-14b --bits 3 --out /tmp/q14 >>"$LOG" 2>&1 || { tail -5 "$LOG"; exit 1; }
+  write_prompt512
+  export CUDA_MODULE_LOADING=EAGER  # kernels loaded at start, not inside the timed prompt
+  for ((r = 1; r <= RUNS; ++r)); do
+    for name in "${names[@]}"; do
+      [[ -x $bins/$name ]] || continue
+      (( $(date +%s) - t_start > 580 )) && break 2
+      timeout 60 "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
+        >/dev/null 2>/tmp/variant_run.txt
+      echo "run $r exit $?: $(tail -1 /tmp/variant_run.txt)" >>"$OUT/runtime_$name.txt"
+    done
+  done
+fi
 python3 bench/variants_table.py "$OUT" "${names[@]}" | tee -a "$OUT/variants.txt"

@@ -32,19 +32,10 @@ source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee -a "$LOG"
 
-extra=()
-if [[ -f .carry/model-sysroot.tar.xz ]]; then
-  SR=/tmp/trellis-sysroot
-  mkdir -p "$SR" && tar xJf .carry/model-sysroot.tar.xz -C "$SR"
-  export PKG_CONFIG_PATH="$SR/usr/lib/x86_64-linux-gnu/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$SR"
-  export LD_LIBRARY_PATH="$SR/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-  # FindICU does not search the multiarch directory when the compiler names none: name the library.
-  extra=(-DICU_ROOT="$SR/usr" -DICU_INCLUDE_DIR="$SR/usr/include"
-         -DICU_UC_LIBRARY_RELEASE="$SR/usr/lib/x86_64-linux-gnu/libicuuc.so" -DPKG_CONFIG_EXECUTABLE="$SR/usr/bin/pkgconf")
-fi
+use_model_sysroot
 B=build/device-model
 t0=$(date +%s)
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release "${model_cmake_args[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
 tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_cuda_kl_test model_cuda_profile_test)
 cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30
@@ -100,12 +91,7 @@ PY
 fi
 if has bench; then
   [[ -n $synth_pid ]] && { wait "$synth_pid"; tail -3 "$OUT/synth.txt" | tee -a "$LOG"; }
-  python3 - <<'PY' >/tmp/prompt512.txt
-from tokenizers import Tokenizer
-t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
-text = open("data/tinyshakespeare.txt").read()[:20000]
-print(t.decode(t.encode(text).ids[:512]), end="")
-PY
+  write_prompt512
   export CUDA_MODULE_LOADING=EAGER  # kernels loaded at start, not inside the timed prompt
   for graphs in 1 0; do
     TRELLIS_CUDA_GRAPHS=$graphs timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \

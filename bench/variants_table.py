@@ -7,16 +7,32 @@ Reads OUT_DIR/bench_NAME.json (trellis_kernels_bench output) for each variant
 name in the order given and prints one row per (op, form, M, k) with each
 variant's median µs and, past the first, its change against the first.
 Variants that did not run (no file) are left out; a row a variant lacks shows "-".
+Then, where OUT_DIR/runtime_NAME.txt exists (kernel_variants.sh RUNTIME=1),
+one line per variant: its runs' generation tok/s in run order and their mean.
 """
 import json
 import os
+import re
 import sys
+
+
+def runtime_lines(out, names):
+    for name in names:
+        path = os.path.join(out, f"runtime_{name}.txt")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            tps = [float(m[1]) for m in re.finditer(r"generation: \d+ tokens, ([\d.]+) tok/s", f.read())]
+        mean = f"mean {sum(tps) / len(tps):.1f}" if tps else "no run finished"
+        yield f"generation tok/s {name:>18}: " + " ".join(f"{t:.1f}" for t in tps) + f"  ({mean})"
 
 
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     out, names = sys.argv[1], sys.argv[2:]
+    for line in runtime_lines(out, names):
+        print(line)
     runs = {}
     for name in names:
         path = os.path.join(out, f"bench_{name}.json")

@@ -29,8 +29,36 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
   }
 }
 
+// std::max_element's answer (the first of the largest; a NaN never replaces a
+// value, and a NaN in front stays), found faster: each block of 64 logits
+// first gets its largest value with no branch (8 independent lanes the
+// compiler vectorises; NaNs drop out of it), and only a block whose largest
+// beats the best so far is scanned element by element. On a 151936-entry
+// vocabulary that took 23.5 µs against std::max_element's 100.8 µs here
+// (cpu_argmax_bench, bench/results/cpu_argmax.json): greedy decoding pays it
+// once per token, between the GPU's forwards.
 int32_t argmax(std::span<const float> logits) {
-  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  constexpr size_t kBlock = 64, kLanes = 8;
+  const size_t n = logits.size();
+  if (n == 0) return 0;
+  float best = logits[0];
+  size_t at = 0;
+  const auto scan = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (best < logits[i]) best = logits[i], at = i;
+  };
+  size_t i = 1;
+  for (; i + kBlock <= n; i += kBlock) {
+    float lane[kLanes];
+    for (float& l : lane) l = -INFINITY;
+    for (size_t j = 0; j < kBlock; j += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
+    float top = lane[0];
+    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
+    if (best < top) scan(i, i + kBlock);
+  }
+  scan(i, n);
+  return int32_t(at);
 }
 
 std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k) {

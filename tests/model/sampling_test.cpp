@@ -1,11 +1,15 @@
 // Sampling: the repetition penalty, the top-k / top-p / min-p masks,
-// greedy ties, and seeded determinism of the draws.
+// greedy ties (and the argmax against std::max_element on random logits with
+// NaNs, infinities and ties), and seeded determinism of the draws.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
+#include "random_trellis.hpp"
 #include "trellis/model/sampling.hpp"
 
 namespace trellis {
@@ -40,6 +44,33 @@ TEST(Sampling, RepetitionPenaltyLooksOnlyAtTheLastTokens) {
 
 TEST(Sampling, ArgmaxTakesTheLowestIdOnTies) {
   EXPECT_EQ(model::argmax(std::vector<float>{1, 5, 5, 2}), 1);
+}
+
+// The reference is std::max_element: the first of the largest, where a NaN
+// never replaces a value and a NaN in front stays. Lengths cross the argmax's
+// 64-logit blocks; values are few (ties), with NaNs and infinities mixed in.
+TEST(Sampling, ArgmaxIsMaxElementsAnswer) {
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE(test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  const auto reference = [](const std::vector<float>& v) {
+    return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+  };
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::vector<float> v(rng() % 300);
+    for (float& x : v) {
+      const int c = int(rng() % 40);
+      x = c == 0 ? NAN : c == 1 ? INFINITY : c == 2 ? -INFINITY : float(int(rng() % 9) - 4);
+    }
+    ASSERT_EQ(model::argmax(v), reference(v)) << "length " << v.size() << ", trial " << trial;
+  }
+  std::vector<float> vocab(151936);
+  std::normal_distribution<float> logit(0.0f, 3.0f);
+  for (float& x : vocab) x = logit(rng);
+  EXPECT_EQ(model::argmax(vocab), reference(vocab));
+  vocab[151935] = 1e30f;  // the largest in the last, partial block
+  EXPECT_EQ(model::argmax(vocab), 151935);
+  EXPECT_EQ(model::argmax(std::vector<float>{}), 0);
 }
 
 TEST(Sampling, TopKKeepsTheLargestSortedAndNormalized) {

@@ -115,7 +115,7 @@ template <bool kInt, int K, int kL>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
   allow_dependent_grids();
   using Acc = std::conditional_t<kInt, int, float>;
-  extern __shared__ float warp_sums[];  // [kMmaWarps][128][sum_cols], then info, scratch, the staged operand
+  extern __shared__ float warp_sums[];  // [kMmaWarps][kAxis0WarpCols][sum_cols], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
   constexpr int kHalfCols = kAxis0WarpCols, kWarpsPerHalf = kMmaWarps / 2;
   static_assert(2 * kHalfCols == kBlockT, "a warp covers half a block");
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int R = int(G.rows), C = int(G.cols);
   constexpr int wpb = kBlockT * K / 32;
   const StateCut cut = a.cut;
-  constexpr int D = kL % K == 0 ? kL / K : 0;
+  constexpr int D = step_positions(kL, K);
   const int nslabs = (R + kSlabRows - 1) / kSlabRows;
   const int cb = blockIdx.x, seg = blockIdx.y;
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
@@ -314,6 +314,17 @@ void launch(const Axis0Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) 
   launch_programmatic(mma_axis0_kernel<kInt, K, kL>, grid, kMmaThreads, smem_bytes, stream, a);
 }
 
+// The launcher of the instance for k (nullptr outside 2..4).
+template <bool kInt, int kL>
+auto axis0_instance(int k) -> decltype(&launch<kInt, 2, kL>) {
+  switch (k) {
+    case 2: return &launch<kInt, 2, kL>;
+    case 3: return &launch<kInt, 3, kL>;
+    case 4: return &launch<kInt, 4, kL>;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count, bool byte_operands) {
@@ -354,17 +365,12 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.cut = state_cut(w.geom.L);
   const dim3 grid(plan.col_tiles, plan.segments);
-  // Byte operands at L = 12 (the format's default) run the instance that cuts states by the step.
-  const auto pick = [&](auto bytes_l12, auto bytes, auto halves) {
-    return !plan.byte_operands ? halves : w.geom.L == kStepCutL ? bytes_l12 : bytes;
-  };
-  const int smem = plan.smem_bytes;
-  switch (w.geom.k) {
-    case 2: pick(launch<true, 2, kStepCutL>, launch<true, 2, 0>, launch<false, 2, 0>)(a, grid, smem, stream); break;
-    case 3: pick(launch<true, 3, kStepCutL>, launch<true, 3, 0>, launch<false, 3, 0>)(a, grid, smem, stream); break;
-    case 4: pick(launch<true, 4, kStepCutL>, launch<true, 4, 0>, launch<false, 4, 0>)(a, grid, smem, stream); break;
-    default: throw Error("mma axis-0 form: no kernel for k=" + std::to_string(w.geom.k));
-  }
+  const int k = w.geom.k;
+  const auto f = !plan.byte_operands ? axis0_instance<false, 0>(k) : for_state_cut(w.geom.L, [&](auto kl) {
+    return axis0_instance<true, decltype(kl)::value>(k);
+  });
+  if (!f) throw Error("mma axis-0 form: no kernel for k=" + std::to_string(k));
+  f(a, grid, plan.smem_bytes, stream);
 }
 
 }  // namespace trellis::cuda::detail

@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   float* scratch = info + 2 * kMmaMaxM;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const int R = int(a.geom[0].rows), C = int(a.geom[0].cols);
-  constexpr int D0 = kL % K0 == 0 ? kL / K0 : 0, D1 = kL % K1 == 0 ? kL / K1 : 0;
+  constexpr int D0 = step_positions(kL, K0), D1 = step_positions(kL, K1);
   const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const RowCodes gate{a.codes[0], nblocks * wpb0}, up{a.codes[1], nblocks * wpb1};
 
@@ -390,11 +390,11 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
   a.partials = scratch.partials;
   const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
   a.cut = state_cut(w[0].geom.L);
-  // The byte operands' decode has an instance for L = 12 (the format's default), cutting by the step.
-  const bool l12 = w[0].geom.L == kStepCutL;
-  const auto f = !plan.byte_operands ? pick_k_instance<Axis1Instances<false, 0>::template Of>(k0, k1, nproj)
-                 : l12               ? pick_k_instance<Axis1Instances<true, kStepCutL>::template Of>(k0, k1, nproj)
-                                     : pick_k_instance<Axis1Instances<true, 0>::template Of>(k0, k1, nproj);
+  const auto bytes = [&](auto kl) {
+    return pick_k_instance<Axis1Instances<true, decltype(kl)::value>::template Of>(k0, k1, nproj);
+  };
+  const auto f = plan.byte_operands ? for_state_cut(w[0].geom.L, bytes)
+                                    : pick_k_instance<Axis1Instances<false, 0>::template Of>(k0, k1, nproj);
   if (!f) throw Error("mma axis-1 form: no kernel for k=" + std::to_string(k0));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

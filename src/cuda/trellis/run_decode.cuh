@@ -13,6 +13,7 @@
 // output, so nothing else is spent per weight.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "trellis/code.hpp"
 
@@ -87,6 +88,16 @@ struct StateCut {
 };
 inline StateCut state_cut(int L) { return {(1u << L) - 1u, 0u - (1u << L)}; }
 inline constexpr int kStepCutL = 12;  // the L the byte-operand kernels have a step-cutting instance for
+
+// D = L/k of a kernel instance built for L = kL at k (kL = 0, any L: 0, every state by the mask).
+__host__ __device__ constexpr int step_positions(int kL, int k) { return kL > 0 && kL % k == 0 ? kL / k : 0; }
+
+// pick(std::integral_constant<int, kL>{}) for the instance that serves a geometry's L:
+// kStepCutL when L is that, else 0 (any L). pick returns the instance's launcher.
+template <class Pick>
+auto for_state_cut(int L, Pick pick) {
+  return L == kStepCutL ? pick(std::integral_constant<int, kStepCutL>{}) : pick(std::integral_constant<int, 0>{});
+}
 
 // Positions cut by the step when the kernel knows D (0: every position by the mask).
 __device__ __forceinline__ constexpr bool cut_by_step(int j, int D) { return D > 0 && j >= D && (j & 3) == 0; }

@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
   // Warp-uniform by construction (shuffled from lane 0), so ptxas sees the
   // wgmma control flow as uniform and keeps the MMAs asynchronous.
   const int warp = __shfl_sync(0xffffffffu, int(threadIdx.x >> 5), 0), wq = warp & 3;
-  constexpr int D0 = kL % K0 == 0 ? kL / K0 : 0, D1 = kL % K1 == 0 ? kL / K1 : 0;
+  constexpr int D0 = step_positions(kL, K0), D1 = step_positions(kL, K1);
   const StateCut cut = a.cut;
   const int nblocks = C / kBlockT, cpt = a.chunks_per_tile;
   const uint32_t* codes0 = a.codes[0];
@@ -293,8 +293,9 @@ void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, 
   a.slices = plan.slices;
   a.cut = state_cut(w[0].geom.L);
   const int k0 = w[0].geom.k, k1 = w[nproj - 1].geom.k;
-  const auto f = w[0].geom.L == kStepCutL ? pick_k_instance<WgmmaInstances<kStepCutL>::template Of>(k0, k1, nproj)
-                                          : pick_k_instance<WgmmaInstances<0>::template Of>(k0, k1, nproj);
+  const auto f = for_state_cut(w[0].geom.L, [&](auto kl) {
+    return pick_k_instance<WgmmaInstances<decltype(kl)::value>::template Of>(k0, k1, nproj);
+  });
   if (!f) throw Error("wgmma axis-1 form: no kernel for k=" + std::to_string(w[0].geom.k));
   f(a, plan.blocks, plan.smem_bytes, stream);
 }

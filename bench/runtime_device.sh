@@ -27,6 +27,8 @@
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, h200_decode_kernels.txt, runtime_log.txt.
 #   bench/runtime_device.sh [tests|eval|bench|profile|kernels|quality|all]...   (default: all)
+# PORTABLE=OFF builds for sm_90a only (TRELLIS_CUDA_PORTABLE, about half of
+# nvcc's time); the H200 runs the sm_90a code either way.
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh"
 LOG="$OUT/runtime_log.txt"
@@ -35,7 +37,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --
 use_model_sysroot
 B=build/device-model
 t0=$(date +%s)
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release "${model_cmake_args[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=${PORTABLE:-ON} "${model_cmake_args[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
 tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_cuda_kl_test model_cuda_profile_test)
 cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30

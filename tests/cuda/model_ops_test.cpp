@@ -1,8 +1,10 @@
 // Each CUDA model op against the CPU backend (the reference) on random
 // inputs drawn fresh per run: RMSNorm (layer and per-head QK-norm, in
-// place), RoPE at a far position, attention (a 1000-token prefill, then
+// place), RoPE at a far position, attention (a 2100-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
-// 128, GQA with 4 and 5 query heads per kv head), and the Hadamard rotations of the trellis layers (which mirror
+// 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so a decode
+// call's split count passes the 64 splits whose outputs attention_combine
+// holds in registers), and the Hadamard rotations of the trellis layers (which mirror
 // the codec's fp32 butterflies step for step: equal bit for bit).
 // Bounds: elementwise ops 1e-6 relative to the row scale (fp32 math in a
 // different order); attention 1e-5 absolute on O(1) outputs.
@@ -131,7 +133,7 @@ TEST(CudaModelOps, AttentionPrefillThenDecodeOverALongCache) {
   // 4 query heads per kv head (two per 8-row block), and 5 (Qwen3-14B's; blocks straddle query positions).
   for (const auto& [d, heads, kv_heads] : {std::array<int64_t, 3>{64, 8, 2}, std::array<int64_t, 3>{128, 8, 2},
                                            std::array<int64_t, 3>{128, 10, 2}}) {
-    const int64_t prefill = 1000, capacity = prefill + 36;
+    const int64_t prefill = 2100, capacity = prefill + 36;
     auto cc = b.cpu->make_kv_cache(1, kv_heads, d, capacity);
     auto cg = b.gpu->make_kv_cache(1, kv_heads, d, capacity);
     int64_t pos = 0;

@@ -12,9 +12,10 @@
 // next trellis layer's bf16 input: bf16(out), or with image_signs
 // bf16(H_T(s ⊙ out) · 1/√T), the arithmetic of rotate_to_bf16. So the values
 // equal those of the separate conversion kernels bit for bit.
-// Each thread owns elements tid + j·threads; the first kHeld of them (v and w)
-// stay in registers between the sum and the output, so the block waits on
-// memory once. Rotations use a row of n floats in shared memory.
+// Each thread owns elements tid + j·threads; the first kHeld of them (x, y
+// and w) are loaded together, before any store, and stay in registers between
+// the sum and the output, so the block waits on memory once. Rotations use a
+// row of n floats in shared memory.
 // With y, out must not alias x or y. Launch: one block per group,
 // norm_threads(n) threads (norm_reduce.cuh); allocates nothing (CUDA-graph
 // capturable).
@@ -53,23 +54,40 @@ __global__ void add_rmsnorm_kernel(const AddRmsNormArgs a, const Scales norm) {
     // Each thread reads back only the elements it writes here.
     for (int i = tid; i < n; i += threads) row[i] = (row[i] * norm.y) * float(a.y_signs[i]);
   }
+  // y's element i as fp32 (null y: not called).
+  const auto y_at = [&](int i) {
+    return a.y_signs ? row[i] : a.y_bf16 ? bf16_bits_to_float(yb[i]) : yf[i];
+  };
   const auto add_y = [&](int i) {
     if (!a.y) return r[i];
-    const float v = __fadd_rn(r[i], a.y_signs ? row[i] : a.y_bf16 ? bf16_bits_to_float(yb[i]) : yf[i]);
+    const float v = __fadd_rn(r[i], y_at(i));
     r[i] = v;
     return v;
   };
 
+  // The held elements' loads all come before their stores: x, y and w may
+  // alias as far as the compiler knows, so a store between two loads would
+  // make each element wait on memory in turn.
   double ss = 0;
-  float held_v[kHeld], held_w[kHeld];
+  float held_v[kHeld], held_w[kHeld], held_y[kHeld];
 #pragma unroll
   for (int j = 0; j < kHeld; ++j) {
     const int i = tid + j * threads;
     if (i < n) {
-      const float v = add_y(i);
-      held_v[j] = v;
+      held_v[j] = r[i];
       held_w[j] = a.w[i];
-      ss += double(v) * double(v);
+      held_y[j] = a.y ? y_at(i) : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kHeld; ++j) {
+    const int i = tid + j * threads;
+    if (i < n) {
+      if (a.y) {
+        held_v[j] = __fadd_rn(held_v[j], held_y[j]);
+        r[i] = held_v[j];
+      }
+      ss += double(held_v[j]) * double(held_v[j]);
     }
   }
   for (int i = tid + kHeld * threads; i < n; i += threads) {

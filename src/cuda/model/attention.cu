@@ -11,8 +11,9 @@
 // pos0 + m + 1. Split s takes the key tiles t = s, s + splits, ... of 32
 // positions below the block's longest causal length, so its work grows with
 // the position, not with the cache's capacity. A tile's keys and values are
-// staged in shared memory (float4 loads, rows padded to d + 4 floats: 16-byte
-// aligned and conflict-free for the lanes' float4 reads); the step's own
+// staged in shared memory (16-byte cp.async copies, all of a thread's in
+// flight together; rows padded to d + 4 floats: 16-byte aligned and
+// conflict-free for the lanes' float4 reads); the step's own
 // positions j >= pos0 are read from k and v, not from the cache, and the
 // blocks of split 0 store them into the cache ([kv_head][capacity][d], the
 // CPU backend's layout) in the same launch: no block of the launch reads
@@ -30,6 +31,8 @@
 #include <cmath>
 #include <string>
 
+#include <cuda_pipeline_primitives.h>
+
 #include "device_math.cuh"
 #include "launch_check.hpp"
 
@@ -43,6 +46,13 @@ constexpr int kRowsPerBlock = kAttentionRowsPerBlock;
 
 template <int D>
 constexpr int kRowStride = D + 4;  // staged key/value row (floats)
+
+// 16 bytes global → shared without a register round trip (cp.async): a
+// thread's copies of a tile are all in flight together; __pipeline_commit and
+// __pipeline_wait_prior(0) before the barrier that publishes them.
+__device__ __forceinline__ void copy16_async(float* shared, const float* global) {
+  __pipeline_memcpy_async(shared, global, 16);
+}
 
 template <int D>
 __global__ void attention_tiles_kernel(AttentionArgs a) {
@@ -80,8 +90,8 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
       *reinterpret_cast<float4*>(V + int64_t(p) * D + i) = *reinterpret_cast<const float4*>(fresh(a.v, p) + i);
     }
   }
-  if (active)
-    for (int i = lane; i < D; i += 32) qs[warp * D + i] = a.q[(int64_t(m) * a.heads + h) * D + i];
+  if (active && s * kTile < n_last)  // waited for with the first tile's copies
+    for (int i = 4 * lane; i < D; i += 128) copy16_async(qs + warp * D + i, a.q + (int64_t(m) * a.heads + h) * D + i);
   float run_max = -INFINITY, run_sum = 0.0f, o[kPer];
 #pragma unroll
   for (int c = 0; c < kPer; ++c) o[c] = 0.0f;
@@ -93,9 +103,11 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
       const int j = e / kVec, i = (e % kVec) * 4, p = t + j;
       const float* kr = p < pos0 ? K + int64_t(p) * D : fresh(a.k, p);
       const float* vr = p < pos0 ? V + int64_t(p) * D : fresh(a.v, p);
-      *reinterpret_cast<float4*>(ks + j * S + i) = *reinterpret_cast<const float4*>(kr + i);
-      *reinterpret_cast<float4*>(vs + j * S + i) = *reinterpret_cast<const float4*>(vr + i);
+      copy16_async(ks + j * S + i, kr + i);
+      copy16_async(vs + j * S + i, vr + i);
     }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     __syncthreads();
     if (!active) continue;
     const int valid = min(n_tile, n_m - t);  // keys of this tile row m may see
@@ -158,13 +170,15 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
 // One block per (row, head) of d·G threads, G = kCombineGroups(d) groups of
 // d. Thread s (strided) forms split s's weight w_s = e^{m_s − M} and w_s·l_s
 // once, into shared memory; thread (group j, dim i) sums w_s·o_s[i] over the
-// splits s ≡ j (mod G) in split order (its loads all in flight together),
+// splits s ≡ j (mod G) in split order (its first kHeldSplits loaded with
+// (m_s, l_s) at the start, before the block's reductions),
 // and group 0 adds the G partial sums in group order and divides by Σ_s w_s·l_s
 // (split order). Empty splits (m_s = −inf) have w_s = 0 and l_s = o_s = 0, so
 // the kernel reads only the splits below ceil((pos0 + M) / kTile), the ones a
 // key tile reached (pos0 read at run time: a captured step's combine reads
 // fewer partials at short positions), with the same sums bit for bit.
 constexpr int kCombineMaxThreads = 1024;
+constexpr int kHeldSplits = 8;  // a thread's o_s values held in registers (64 splits at 8 groups)
 inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
 
 __global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out) {
@@ -179,24 +193,42 @@ __global__ void attention_combine_kernel(const float* partials, int d, int split
   const int tid = int(threadIdx.x), lane = tid % 32, warps = int(blockDim.x) / 32;
   const int groups = int(blockDim.x) / d, group = tid / d, dim = tid % d;
   const float* p = partials + mh * splits * (d + 2);
+  // Every load before any use: split tid's (m, l) and the first kHeldSplits
+  // of the thread's o_s[dim], so the block waits on memory once (splits past
+  // the block's threads, tid + blockDim·i, are read in turn). Every split
+  // wrote its partial, so these loads need not wait for pos.
+  const int written = splits;
+  float m_s = -INFINITY, l_s = 0.0f, held[kHeldSplits];
+  if (tid < written) m_s = p[tid * (d + 2)], l_s = p[tid * (d + 2) + 1];
+#pragma unroll
+  for (int j = 0; j < kHeldSplits; ++j) {
+    const int s = group + j * groups;
+    held[j] = s < written ? p[s * (d + 2) + 2 + dim] : 0.0f;
+  }
   splits = min(splits, (read_pos(pos) + M + kTile - 1) / kTile);  // the splits a tile reached
-  float top = -INFINITY;
-  for (int s = tid; s < splits; s += int(blockDim.x)) top = fmaxf(top, p[s * (d + 2)]);
+  if (tid >= splits) m_s = -INFINITY;
+  float top = m_s;
+  for (int s = tid + int(blockDim.x); s < splits; s += int(blockDim.x)) top = fmaxf(top, p[s * (d + 2)]);
   for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
   if (lane == 0) warp_max[tid / 32] = top;
   __syncthreads();
   top = warp_max[0];
   for (int i = 1; i < warps; ++i) top = fmaxf(top, warp_max[i]);
-  for (int s = tid; s < splits; s += int(blockDim.x)) {
-    const float ms = p[s * (d + 2)];
+  const auto weigh = [&](int s, float ms, float ls) {
     const float w = ms == -INFINITY ? 0.0f : expf(ms - top);
     weight[s] = w;
-    weighted_sum[s] = w * p[s * (d + 2) + 1];
-  }
+    weighted_sum[s] = w * ls;
+  };
+  if (tid < splits) weigh(tid, m_s, l_s);
+  for (int s = tid + int(blockDim.x); s < splits; s += int(blockDim.x)) weigh(s, p[s * (d + 2)], p[s * (d + 2) + 1]);
   __syncthreads();
   float num = 0.0f;
-#pragma unroll 4
-  for (int s = group; s < splits; s += groups) num += weight[s] * p[s * (d + 2) + 2 + dim];
+#pragma unroll
+  for (int j = 0; j < kHeldSplits; ++j) {
+    const int s = group + j * groups;
+    if (s < splits) num += weight[s] * held[j];
+  }
+  for (int s = group + kHeldSplits * groups; s < splits; s += groups) num += weight[s] * p[s * (d + 2) + 2 + dim];
   group_num[group * d + dim] = num;
   __syncthreads();
   if (group != 0) return;

@@ -11,12 +11,17 @@
 //         (g_i, g_{i+half}) ← (g_i·c − g_{i+half}·s, g_{i+half}·c + g_i·s)
 //   v     out = float(v)
 // Only the fp64 sum's order differs from the CPU's (a warp's lanes, then a
-// shuffle tree). With fp32 inputs the outputs may be the inputs (in place):
+// shuffle tree). Each lane loads all it reads (its pairs, their weights and
+// frequencies; for v its elements) before it stores, so the warp waits on
+// memory once. With fp32 inputs the outputs may be the inputs (in place):
 // each lane writes only the pairs it read, after the warp's shuffles.
 // Launch: one warp per (row, head) of q, then k, then v; 4 warps a block;
 // pos0 from Pos (device memory for graph replays); allocates nothing.
+#include <string>
+
 #include "device_math.cuh"
 #include "launch_check.hpp"
+#include "trellis/error.hpp"
 
 namespace trellis::model::cuda {
 namespace {
@@ -24,6 +29,7 @@ namespace {
 using namespace detail;
 
 constexpr int kWarpsPerBlock = 4;
+constexpr int kHeldPairs = 4;  // pairs per lane: heads of up to 2·32·4 = 256 elements
 
 __device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float load(const uint16_t* p, int64_t i) { return bf16_bits_to_float(p[i]); }
@@ -42,7 +48,13 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
     h -= a.heads + a.kv_heads;
     const In* src = static_cast<const In*>(a.v) + (m * a.kv_heads + h) * d;
     float* dst = a.v_out + (m * a.kv_heads + h) * d;
-    for (int i = lane; i < d; i += 32) dst[i] = load(src, i);
+    float held[2 * kHeldPairs];
+#pragma unroll
+    for (int j = 0; j < 2 * kHeldPairs; ++j)
+      if (lane + 32 * j < d) held[j] = load(src, lane + 32 * j);
+#pragma unroll
+    for (int j = 0; j < 2 * kHeldPairs; ++j)
+      if (lane + 32 * j < d) dst[lane + 32 * j] = held[j];
     return;
   }
   const bool is_q = h < a.heads;
@@ -51,27 +63,40 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
   const In* src = static_cast<const In*>(is_q ? a.q : a.k) + (m * row_heads + h) * d;
   float* dst = (is_q ? a.q_out : a.k_out) + (m * row_heads + h) * d;
   const float* w = is_q ? a.q_norm : a.k_norm;
+  // The lane's pairs (i, i + half), i = lane + 32·j, with their norm weights
+  // and frequencies, loaded together before the sum.
+  float u[kHeldPairs], v[kHeldPairs], wu[kHeldPairs], wv[kHeldPairs], f[kHeldPairs];
+#pragma unroll
+  for (int j = 0; j < kHeldPairs; ++j) {
+    const int i = lane + 32 * j;
+    if (i < half) {
+      u[j] = load(src, i), v[j] = load(src, i + half), f[j] = a.inv_freq[i];
+      if (w) wu[j] = w[i], wv[j] = w[i + half];
+    }
+  }
   float scale = 1.0f;
   if (w) {
     double ss = 0;
-    for (int i = lane; i < half; i += 32) {
-      const double u = load(src, i), v = load(src, i + half);
-      ss += u * u + v * v;
-    }
+#pragma unroll
+    for (int j = 0; j < kHeldPairs; ++j)
+      if (lane + 32 * j < half) ss += double(u[j]) * double(u[j]) + double(v[j]) * double(v[j]);
     for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
     scale = float(1.0 / sqrt(ss / double(d) + double(a.eps)));
   }
   const float p = float(read_pos(a.pos) + m);
-  for (int i = lane; i < half; i += 32) {
-    float u = load(src, i), v = load(src, i + half);
+#pragma unroll
+  for (int j = 0; j < kHeldPairs; ++j) {
+    const int i = lane + 32 * j;
+    if (i >= half) continue;
+    float x0 = u[j], x1 = v[j];
     if (w) {
-      u = __fmul_rn(__fmul_rn(u, scale), w[i]);
-      v = __fmul_rn(__fmul_rn(v, scale), w[i + half]);
+      x0 = __fmul_rn(__fmul_rn(x0, scale), wu[j]);
+      x1 = __fmul_rn(__fmul_rn(x1, scale), wv[j]);
     }
-    const float angle = __fmul_rn(p, a.inv_freq[i]);
+    const float angle = __fmul_rn(p, f[j]);
     const float c = float(cos(double(angle))), s = float(sin(double(angle)));
-    dst[i] = __fsub_rn(__fmul_rn(u, c), __fmul_rn(v, s));
-    dst[i + half] = __fadd_rn(__fmul_rn(v, c), __fmul_rn(u, s));
+    dst[i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    dst[i + half] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
   }
 }
 
@@ -80,6 +105,9 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
 void launch_qk_norm_rope(const QkNormRopeArgs& a, cudaStream_t stream) {
   const int64_t items = int64_t(a.M) * (a.heads + a.kv_heads + (a.v ? a.kv_heads : 0));
   if (items <= 0) return;
+  if (a.half < 1 || a.half > 32 * kHeldPairs)
+    throw Error("cuda backend: qk_norm_rope: the head size must be 2..." + std::to_string(64 * kHeldPairs) + ", got " +
+                std::to_string(2 * a.half));
   const unsigned blocks = unsigned((items + kWarpsPerBlock - 1) / kWarpsPerBlock);
   if (a.bf16_in)
     launch_programmatic(qk_norm_rope_kernel<uint16_t>, blocks, 32 * kWarpsPerBlock, 0, stream, a);

@@ -5,15 +5,16 @@
 # at M = 1, k = K (default 3), exported as CSV ($OUT/ncu_source_OP_kK.csv,
 # one row per SASS instruction) plus the WarpStateStats summary
 # ($OUT/ncu_source.txt); bench/ncu_source_table.py summarises a CSV.
-# Needs a build (DEVICE_BUILD, default build/device).
+# Needs a build (DEVICE_BUILD, default build/device). OPS picks other
+# (bench op, kernel) pairs, e.g. OPS="k_v:mma_axis1 up:mma_axis1".
 #   K=3 bench/ncu_source.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
 K=${K:-3}
 bench=./${DEVICE_BUILD:-build/device}/bench/cuda/trellis_kernels_bench
-for spec in "gate_up mma_axis1" "down mma_axis0"; do
-  read -r op kernel <<<"$spec"
+for spec in ${OPS:-gate_up:mma_axis1 down:mma_axis0}; do
+  op=${spec%%:*} kernel=${spec#*:}
   # The 6th launch of the kernel: past the imma form's warm-up, still M = 1.
   ncu --clock-control none -k regex:"$kernel" --launch-skip 5 --launch-count 1 \
       --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "/tmp/src_$op" \

@@ -43,24 +43,39 @@ Session::Session(const Model& model, int64_t context, int64_t max_batch) : model
   b.reserve(model.weights(), *cache_, max_batch_);
 }
 
-std::span<const float> Session::forward(std::span<const int32_t> tokens, bool all_logits) {
-  const int64_t n = int64_t(tokens.size()), vocab = model_->arch().vocab;
+void Session::check_fits(int64_t n) const {
   if (n == 0) throw Error("session: forward needs at least one token");
   if (position() + n > context())
     throw Error("session: " + std::to_string(n) + " tokens at position " + std::to_string(position()) +
                 " do not fit the context of " + std::to_string(context()) + " tokens");
+}
+
+std::span<const float> Session::forward(std::span<const int32_t> tokens, bool all_logits) {
+  const int64_t n = int64_t(tokens.size()), vocab = model_->arch().vocab;
+  check_fits(n);
   host_logits_.resize(size_t((all_logits ? n : 1) * vocab));
   for (int64_t begin = 0; begin < n; begin += max_batch_) {
     const int64_t m = std::min(max_batch_, n - begin);
-    const bool last = begin + m == n;
-    if (!all_logits && !last) {
-      run_batch(tokens.subspan(size_t(begin), size_t(m)), false, nullptr);
+    const auto batch = tokens.subspan(size_t(begin), size_t(m));
+    if (!all_logits && begin + m < n) {
+      run_batch(batch, Logits::none);
       continue;
     }
     float* out = all_logits ? host_logits_.data() + begin * vocab : host_logits_.data();
-    run_batch(tokens.subspan(size_t(begin), size_t(m)), all_logits, out);
+    model_->backend().to_host(run_batch(batch, all_logits ? Logits::every_row : Logits::last_row), out);
   }
   return host_logits_;
+}
+
+int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
+  const int64_t n = int64_t(tokens.size());
+  check_fits(n);
+  for (int64_t begin = 0;; begin += max_batch_) {
+    const int64_t m = std::min(max_batch_, n - begin);
+    const auto batch = tokens.subspan(size_t(begin), size_t(m));
+    if (begin + m == n) return model_->backend().argmax(run_batch(batch, Logits::last_row));
+    run_batch(batch, Logits::none);
+  }
 }
 
 void Session::rewind(int64_t position) {
@@ -75,7 +90,7 @@ const Act& Session::logits_rows(int64_t rows) {
   return logits_.act;
 }
 
-void Session::run_batch(std::span<const int32_t> tokens, bool all_logits, float* logits) {
+Act Session::run_batch(std::span<const int32_t> tokens, Logits logits) {
   const Architecture& a = model_->arch();
   const ModelWeights& w = model_->weights();
   Backend& b = model_->backend();
@@ -95,12 +110,12 @@ void Session::run_batch(std::span<const int32_t> tokens, bool all_logits, float*
     b.mlp_add_rmsnorm(*l.gate_up, *l.down, h, mlp, proj, x, next_norm, a.rms_eps, h);
   }
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
-  if (!logits) return;
+  if (logits == Logits::none) return {};
 
-  const int64_t first = all_logits ? 0 : M - 1, rows = M - first;
+  const int64_t first = logits == Logits::every_row ? 0 : M - 1, rows = M - first;
   const Act out = logits_rows(rows).slice(0, rows);
   b.linear(*w.lm_head, h.slice(first, rows), out);
-  b.to_host(out, logits);
+  return out;
 }
 
 }  // namespace trellis::model

@@ -25,15 +25,21 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int6
                 " tokens, longer than the context of " + std::to_string(session.context()) + " tokens");
   GenerationStats stats;
   stats.prompt_tokens = int64_t(prompt.size());
+  // The next token after `tokens`: the backend's argmax when greedy, else the sampler on the logits.
+  std::vector<float> logits;
+  const auto next = [&](std::span<const int32_t> tokens) {
+    if (sampler.greedy()) return session.forward_argmax(tokens);
+    const std::span<const float> last = session.forward(tokens);
+    logits.assign(last.begin(), last.end());
+    return sampler.sample(logits, session.tokens());
+  };
   auto t0 = std::chrono::steady_clock::now();
-  const std::span<const float> last = session.forward(prompt);
-  std::vector<float> logits(last.begin(), last.end());
+  int32_t id = next(prompt);
   stats.prompt_seconds = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
   for (;;) {
     if (stats.generated_tokens == max_new) break;
-    const int32_t id = sampler.sample(logits, session.tokens());
     if (std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end()) {
       stats.stop = StopReason::stop_token;
       break;
@@ -48,8 +54,7 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int6
       stats.stop = StopReason::context_full;
       break;
     }
-    const std::span<const float> next = session.forward(std::span(&id, 1));
-    logits.assign(next.begin(), next.end());
+    id = next(std::span(&id, 1));
     ++stats.decode_steps;
   }
   stats.decode_seconds = seconds_since(t0);

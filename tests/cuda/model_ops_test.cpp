@@ -1,6 +1,6 @@
 // Each CUDA model op against the CPU backend (the reference) on random
-// inputs drawn fresh per run: RMSNorm (layer and per-head QK-norm, in
-// place), RoPE at a far position, attention (a 2100-token prefill, then
+// inputs drawn fresh per run: greedy argmax (against model::argmax), RMSNorm
+// (layer and per-head QK-norm, in place), RoPE at a far position, attention (a 2100-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
 // 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so a decode
 // call's split count passes the 64 splits whose outputs attention_combine
@@ -45,6 +45,7 @@
 #include "model_cuda_fixture.hpp"
 #include "trellis/codec/rotation.hpp"
 #include "trellis/half.hpp"
+#include "trellis/model/sampling.hpp"
 #include "trellis/model/weights.hpp"
 
 namespace trellis {
@@ -90,6 +91,40 @@ struct Backends {
   std::unique_ptr<model::Backend> cpu = model::make_cpu_backend();
   std::unique_ptr<model::Backend> gpu = model::make_cuda_backend();
 };
+
+// Greedy sampling on the GPU gives model::argmax's answer (first of the
+// largest; NaNs skipped, a NaN at 0 answers 0; nothing above −inf answers 0)
+// on random rows, a vocabulary's length, ties, NaNs and infinities.
+TEST(CudaModelOps, ArgmaxIsTheHostArgmax) {
+  TRELLIS_REQUIRE_GPU();
+  Backends b;
+  auto rng = fresh_rng("Argmax");
+  std::vector<std::vector<float>> rows;
+  for (const size_t n : {size_t(1), size_t(2), size_t(7), size_t(1000), size_t(151936), size_t(300001)}) {
+    auto v = normal(rng, n);
+    rows.push_back(v);
+    std::uniform_int_distribution<size_t> at(0, n - 1);
+    for (size_t i = 0; i < n / 50 + 1; ++i) v[at(rng)] = NAN;  // NaNs
+    rows.push_back(v);
+    for (size_t i = 0; i < n / 100 + 2; ++i) v[at(rng)] = 4.0f;  // a tied maximum, several times
+    rows.push_back(v);
+    v[at(rng)] = INFINITY;
+    v[at(rng)] = -INFINITY;
+    rows.push_back(v);
+    v[0] = NAN;  // a NaN in front is the answer
+    rows.push_back(v);
+    rows.push_back(std::vector<float>(n, -INFINITY));
+    std::vector<float> nans(n, NAN);
+    nans[0] = -INFINITY;
+    rows.push_back(nans);
+  }
+  for (const auto& v : rows) {
+    model::ActBuffer x = b.gpu->alloc(1, int64_t(v.size()));
+    cudaMemcpy(x.act.data, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
+    const int32_t want = model::argmax(v), got = b.gpu->argmax(x.act);
+    EXPECT_EQ(got, want) << "row of " << v.size();
+  }
+}
 
 TEST(CudaModelOps, RmsNormLayerAndPerHeadInPlace) {
   TRELLIS_REQUIRE_GPU();

@@ -1,6 +1,7 @@
 // Generation on the fixture: greedy decoding from reference.json's prompt
 // reproduces transformers' greedy continuation exactly, through the token
-// API and through the Runner (tokenizer, streaming text).
+// API and through the Runner (tokenizer, streaming text); the greedy path's
+// backend argmax is forward's logits' argmax.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,6 +10,7 @@
 #include "fixture.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/runner.hpp"
+#include "trellis/model/sampling.hpp"
 
 namespace trellis {
 namespace {
@@ -33,6 +35,21 @@ TEST(Generate, GreedyReproducesTransformers) {
   EXPECT_EQ(stats.decode_steps, 47);
   EXPECT_EQ(stats.stop, model::StopReason::length);
   EXPECT_EQ(s.position(), int64_t(prompt.size()) + 47);
+}
+
+// Greedy generation takes the backend's argmax (Session::forward_argmax): the
+// same token as model::argmax of forward's logits, over batches of a prompt
+// longer than max_batch and over a decode step.
+TEST(Generate, ForwardArgmaxIsTheArgmaxOfTheLogits) {
+  const auto prompt = test::fixture_reference()["greedy_ids"].get<std::vector<int32_t>>();
+  ASSERT_GT(prompt.size(), 10u);
+  model::Session batched(test::fixture_model(), 256, /*max_batch=*/5), whole(test::fixture_model(), 256);
+  const int32_t first = batched.forward_argmax(prompt);
+  EXPECT_EQ(first, model::argmax(whole.forward(prompt)));
+  EXPECT_EQ(batched.position(), whole.position());
+  const int32_t second = batched.forward_argmax(std::span(&first, 1));
+  EXPECT_EQ(second, model::argmax(whole.forward(std::span(&first, 1))));
+  EXPECT_EQ(batched.tokens(), whole.tokens());
 }
 
 TEST(Generate, RunnerStreamsTheGreedyText) {

@@ -119,6 +119,16 @@ TEST(Sampling, GreedyIgnoresTheSeedAndAppliesThePenalty) {
   std::vector<float> logits = {1.0f, 3.0f, 2.0f};
   model::Sampler s({.temperature = 0, .repeat_penalty = 2.0f, .seed = 5});
   EXPECT_EQ(s.sample(logits, std::vector<int32_t>{1}), 2);  // 3/2 < 2
+  EXPECT_FALSE(s.greedy());  // the penalty needs the logits on the host
+}
+
+// greedy(): the token is argmax(logits) whatever the history, so generation
+// may let the backend find it.
+TEST(Sampling, GreedyOnlyAtZeroTemperatureWithoutPenalty) {
+  EXPECT_TRUE(model::Sampler({.temperature = 0}).greedy());
+  EXPECT_TRUE(model::Sampler({.temperature = -1, .seed = 3}).greedy());
+  EXPECT_FALSE(model::Sampler({.temperature = 0.5f}).greedy());
+  EXPECT_FALSE(model::Sampler({.temperature = 0, .repeat_penalty = 1.1f}).greedy());
 }
 
 std::vector<int32_t> draws(uint64_t seed, int n) {

@@ -44,6 +44,9 @@
 //   gate_up_swiglu(W, x, out)   out = silu(x Gᵀ) ⊙ (x Uᵀ), silu(g) = g / (1 + e^−g)
 //   add(x, y)                   in place: x += y
 //   to_host(x, dst)             dst[M·cols] = x as fp32 (waits for the backend's work)
+//   argmax(x)                   greedy sampling of row 0: model::argmax (sampling.hpp) of
+//                               its cols values, the first of the largest (waits like
+//                               to_host; CUDA copies back one id, not the row)
 //
 // Fused ops: each is defined as the composition of the ops above that its
 // default implementation (below the class) runs, and a backend overrides it
@@ -215,6 +218,7 @@ class Backend {
   virtual void gate_up_swiglu(const GateUpWeight& w, const Act& x, const Act& out) = 0;
   virtual void add(const Act& x, const Act& y) = 0;
   virtual void to_host(const Act& x, float* dst) = 0;
+  virtual int32_t argmax(const Act& x) = 0;
 
   // Fused ops (contracts above; defaults: the compositions, below).
   virtual void qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,

@@ -1,6 +1,8 @@
 // The generation loop. generate() runs `prompt` (the tokens that follow what
 // the session already holds) as one batched forward, then repeats:
-//   sample a token from the last logits (history = the session's tokens);
+//   sample a token from the last logits (history = the session's tokens;
+//   a greedy sampler's token is the backend's argmax, Session::forward_argmax,
+//   and no logits come back);
 //   stop if it is one of stop_ids (it is not reported);
 //   report it to on_token (returning false stops);
 //   stop after max_new tokens or when the context is full;

@@ -50,6 +50,10 @@ class Sampler {
   // The next token; `logits` is penalized in place. `history` is what the
   // sequence holds so far (prompt and generated tokens).
   int32_t sample(std::span<float> logits, std::span<const int32_t> history);
+  // True when sample() is argmax(logits) whatever the history: temperature
+  // ≤ 0 and no repetition penalty (penalty 1). Generation then lets the
+  // backend find the token (Session::forward_argmax).
+  bool greedy() const { return params_.temperature <= 0.0f && params_.repeat_penalty == 1.0f; }
 
  private:
   SamplingParams params_;

@@ -8,6 +8,9 @@
 // tokens (each one batched forward), which gives the same result as one.
 // Returns fp32 logits [1, vocab] of the last token, or [n, vocab] of every
 // token with all_logits; the span is valid until the next forward.
+// forward_argmax(tokens) runs the same forward and returns the greedy next
+// token, model::argmax of the last token's logits, found by the backend (on
+// CUDA on the GPU: only the id comes back, not the logits).
 // rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
 // prefix it shares with the next prompt.
 // Errors (trellis::Error): no tokens, or position()+n beyond the context.
@@ -27,6 +30,7 @@ class Session {
   Session(const Model& model, int64_t context, int64_t max_batch = 512);
 
   std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits = false);
+  int32_t forward_argmax(std::span<const int32_t> tokens);
   void rewind(int64_t position);
 
   int64_t position() const { return int64_t(tokens_.size()); }
@@ -34,7 +38,10 @@ class Session {
   const std::vector<int32_t>& tokens() const { return tokens_; }
 
  private:
-  void run_batch(std::span<const int32_t> tokens, bool all_logits, float* logits);
+  enum class Logits { none, last_row, every_row };
+  void check_fits(int64_t n) const;
+  // The decoder on one batch; the logits asked for, on the backend (an empty Act for none).
+  Act run_batch(std::span<const int32_t> tokens, Logits logits);
   const Act& logits_rows(int64_t rows);
 
   const Model* model_;

@@ -101,6 +101,28 @@ class Stream {
   cudaStream_t s_ = nullptr;
 };
 
+// Greedy sampling's device state: the argmax kernel's scratch (its block
+// keys and arrival counter, zeroed once; the kernel leaves the counter at
+// zero) and its answer, which comes back through pinned memory.
+class ArgmaxState {
+ public:
+  ArgmaxState() : device_(kArgmaxBlocks * sizeof(uint64_t) + 2 * sizeof(uint32_t)) {
+    check_cuda(cudaMemset(device_.get(), 0, device_.bytes()), "cudaMemset (argmax scratch)");
+    check_cuda(cudaMallocHost(&host_, sizeof(int32_t)), "cudaMallocHost (argmax answer)");
+  }
+  ~ArgmaxState() { cudaFreeHost(host_); }
+  ArgmaxState(const ArgmaxState&) = delete;
+  ArgmaxState& operator=(const ArgmaxState&) = delete;
+  ArgmaxScratch scratch() const { return {device_.get<uint64_t>(), counter()}; }
+  int32_t* answer() const { return reinterpret_cast<int32_t*>(counter() + 1); }
+  int32_t* host() const { return host_; }
+
+ private:
+  unsigned* counter() const { return reinterpret_cast<unsigned*>(device_.get<uint64_t>() + kArgmaxBlocks); }
+  DeviceBuffer device_;
+  int32_t* host_ = nullptr;
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const CudaBackendOptions& options)
@@ -459,6 +481,24 @@ class CudaBackend final : public Backend {
     if (profiler_) profiler_->end_forward();
   }
 
+  int32_t argmax(const Act& x) override {
+    require(x.rows >= 1 && x.cols >= 1, "argmax", "the row is empty");
+    submit(x.rows, {14, word(x.data), uint64_t(x.cols)}, -1, [=, this](Pos) {
+      timed(profiler_.get(), "argmax", "argmax",
+            [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), argmax_.answer(), stream_.get()); });
+    });
+    if (steps_.recording()) steps_.finish(epoch());
+    if (profiler_) profiler_->enqueued();
+    timed(profiler_.get(), "to_host", "token id", [&] {
+      check_cuda(cudaMemcpyAsync(argmax_.host(), argmax_.answer(), sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                 stream_.get()),
+                 "cudaMemcpyAsync (token id)");
+    });
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (token id)");
+    if (profiler_) profiler_->end_forward();
+    return *argmax_.host();
+  }
+
   const CudaGraphStats& graph_stats() const { return steps_.stats(); }
   OpProfiler* profiler() const { return profiler_.get(); }
 
@@ -633,6 +673,7 @@ class CudaBackend final : public Backend {
   std::map<const VectorWeight*, InputTransform> norm_readers_;
   NormImage image_;
   DeviceBuffer workspace_;
+  ArgmaxState argmax_;
   std::string gpu_;
 };
 

@@ -85,6 +85,16 @@ void launch_rope(float* x, int64_t rows, int64_t cols, const float* inv_freq, in
 void launch_add(float* x, const float* y, int64_t n, cudaStream_t stream);
 void launch_swiglu_f32(const float* gate, const float* up, int64_t n, float* out, cudaStream_t stream);
 
+// argmax.cu: answer = the index of the largest of x[0..n) as model::argmax
+// gives it (first of the largest, NaN rules there); scratch: kArgmaxBlocks
+// keys and a counter that starts at zero and is left at zero
+constexpr int kArgmaxBlocks = 128;
+struct ArgmaxScratch {
+  uint64_t* block_keys = nullptr;  // [kArgmaxBlocks]
+  unsigned* counter = nullptr;
+};
+void launch_argmax(const float* x, int64_t n, ArgmaxScratch s, int32_t* answer, cudaStream_t stream);
+
 // hold.cu: one thread that waits ns nanoseconds (the profiler's hold)
 void launch_hold(uint64_t ns, cudaStream_t stream);
 

@@ -3,6 +3,7 @@
 // the trellis kernels (cpu_linear), attention, vector_ops. Weight handles
 // are the cpu_linear/attention classes and the small ones below.
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 #include "trellis/model/cpu_backend.hpp"
+#include "trellis/model/sampling.hpp"
 #include "vector_ops.hpp"
 
 namespace trellis::model {
@@ -139,6 +141,9 @@ class CpuBackend final : public Backend {
 
   void to_host(const Act& x, float* dst) override {
     std::memcpy(dst, x.data, size_t(x.rows * x.cols) * sizeof(float));
+  }
+  int32_t argmax(const Act& x) override {
+    return model::argmax(std::span(static_cast<const float*>(x.data), size_t(x.cols)));
   }
 
  private:

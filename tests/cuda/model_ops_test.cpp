@@ -34,7 +34,11 @@
 //                 input, which must equal the conversion kernels' bit for bit:
 //                 the residual x, the norm output h and v equal, q and k to
 //                 1e-5 (qkv_rope's fused norm); against the CPU as above.
+//                 Again with attention before o, on the 3-bit model and on a
+//                 copy whose o projections have no rotation, where o reads
+//                 attention's bf16 image: x and h equal the composition's.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -44,6 +48,8 @@
 #include "kernels.hpp"
 #include "model_cuda_fixture.hpp"
 #include "trellis/codec/rotation.hpp"
+#include "trellis/format/safetensors_writer.hpp"
+#include "trellis/format/tensor_store.hpp"
 #include "trellis/half.hpp"
 #include "trellis/model/sampling.hpp"
 #include "trellis/model/weights.hpp"
@@ -397,16 +403,16 @@ LayerRun run_layer0(const model::Model& m, const std::vector<float>& h, int64_t 
 // composed without it (so no norm hands its reader an image: the conversion
 // kernels run).
 struct ResidualRun {
-  std::vector<float> q, k, v, x, h;
+  std::vector<float> q, k, v, attn, x, h;
 };
 
 ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0, const std::vector<float>& attn0,
-                             int64_t M, bool composed) {
+                             int64_t M, bool composed, bool with_attention) {
   model::Backend& b = m.backend();
   const model::Architecture& a = m.arch();
   const model::ModelWeights& w = m.weights();
   const model::LayerWeights& l = w.layers.front();
-  const auto cache = b.make_kv_cache(a.layers, a.kv_heads, a.head_dim, 64);
+  const auto cache = b.make_kv_cache(a.layers, a.kv_heads, a.head_dim, 64);  // M ≤ 40 positions
   if (!composed) b.reserve(w, *cache, M);
   auto x = b.alloc(M, a.hidden), h = b.alloc(M, a.hidden), q = b.alloc(M, a.heads * a.head_dim),
        k = b.alloc(M, a.kv_heads * a.head_dim), v = b.alloc(M, a.kv_heads * a.head_dim),
@@ -417,7 +423,16 @@ ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0
   const auto& f = *w.rope_inv_freq;
   const float eps = a.rms_eps;
   b.rmsnorm(x.act, *l.input_norm, eps, h.act);
-  if (composed) {
+  if (with_attention) {
+    // q, k and v composed in both runs, so attention's inputs (and output) are the same bits.
+    b.model::Backend::qkv_rope(*l.q, *l.k, *l.v, h.act, l.q_norm.get(), l.k_norm.get(), eps, f, 17, q.act, k.act,
+                               v.act);
+    b.attention(q.act, k.act, v.act, *cache, 0, 0, attn.act);  // from position 0: no cache row read unwritten
+    if (composed)
+      b.model::Backend::linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
+    else
+      b.linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
+  } else if (composed) {
     b.model::Backend::qkv_rope(*l.q, *l.k, *l.v, h.act, l.q_norm.get(), l.k_norm.get(), eps, f, 17, q.act, k.act,
                                v.act);
     b.model::Backend::linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
@@ -427,7 +442,30 @@ ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0
     b.linear_add_rmsnorm(*l.o, attn.act, proj.act, x.act, *l.post_attention_norm, eps, h.act);
     b.mlp_add_rmsnorm(*l.gate_up, *l.down, h.act, mid.act, proj.act, x.act, next_norm, eps, h.act);
   }
-  return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, x.act), host(b, h.act)};
+  return {host(b, q.act), host(b, k.act), host(b, v.act), host(b, attn.act), host(b, x.act), host(b, h.act)};
+}
+
+// A copy of the 3-bit model whose o projections keep their trellis codes but
+// have no rotation (config entries without "rotation", no .signs tensors):
+// o then reads its input as it is, so attention hands it a bf16 image.
+std::filesystem::path three_bit_without_o_rotation() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("trellis-3bit-o-unrotated-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(test::k3BitDir))
+    if (e.path().filename() != "model.safetensors" && e.path().filename() != "config.json")
+      fs::copy_file(e.path(), dir / e.path().filename());
+  auto config = nlohmann::json::parse(std::ifstream(test::k3BitDir / "config.json"));
+  for (auto& [name, entry] : config["quantization"].items())
+    if (name.find(".o_proj") != std::string::npos) entry.erase("rotation");
+  std::ofstream(dir / "config.json") << config.dump(1);
+  const auto store = format::TensorStore::open_file(test::k3BitDir / "model.safetensors");
+  std::vector<format::TensorToWrite> kept;
+  for (const format::TensorInfo* t : store.tensors())
+    if (t->name.find(".o_proj.signs") == std::string::npos) kept.push_back({t->name, t->dtype, t->shape, t->data});
+  format::write_safetensors(dir / "model.safetensors", kept);
+  return dir;
 }
 
 // qkv_rope and mlp on their own (run_layer0), then a layer's residual ops
@@ -435,15 +473,16 @@ ResidualRun run_residual_ops(const model::Model& m, const std::vector<float>& x0
 TEST(CudaModelOps, FusedOpsMatchTheirCompositions) {
   TRELLIS_REQUIRE_GPU();
   auto rng = fresh_rng("FusedOps");
-  for (const auto& dir : {test::k3BitDir, test::kBf16Dir}) {
-    const bool trellis = dir == test::k3BitDir;
+  const std::filesystem::path unrotated_o = three_bit_without_o_rotation();
+  for (const auto& dir : {test::k3BitDir, unrotated_o, test::kBf16Dir}) {
+    const bool trellis = dir != test::kBf16Dir;
     const model::Model gpu(dir, model::make_cuda_backend({.graphs = false}));
     const model::Model gpu_composed(dir, model::make_cuda_backend({.graphs = false}));
     const model::Model cpu(dir, model::make_cpu_backend());
     const model::Architecture& a = gpu.arch();
     for (const int64_t M : {int64_t(1), int64_t(5), int64_t(40)}) {
       const double cpu_bound = trellis ? 1.0 / 64 : 1e-4;
-      const char* model = trellis ? "3-bit" : "bf16";
+      const char* model = !trellis ? "bf16" : dir == unrotated_o ? "3-bit, o unrotated" : "3-bit";
       const auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& same,
                              const std::vector<float>& ref, double same_bound) {
         check_fused(model, M, what, got, same, ref, same_bound, cpu_bound);
@@ -458,16 +497,27 @@ TEST(CudaModelOps, FusedOpsMatchTheirCompositions) {
       check("mlp", fused.mlp, composed.mlp, reference.mlp, 0.0);
 
       const auto x0 = normal(rng, size_t(M * a.hidden), 3.0f), attn0 = normal(rng, size_t(M * a.heads * a.head_dim));
-      const ResidualRun rf = run_residual_ops(gpu, x0, attn0, M, false);
-      const ResidualRun rc = run_residual_ops(gpu_composed, x0, attn0, M, true);
-      const ResidualRun rr = run_residual_ops(cpu, x0, attn0, M, true);
+      const ResidualRun rf = run_residual_ops(gpu, x0, attn0, M, false, false);
+      const ResidualRun rc = run_residual_ops(gpu_composed, x0, attn0, M, true, false);
+      const ResidualRun rr = run_residual_ops(cpu, x0, attn0, M, true, false);
       check("residual ops q", rf.q, rc.q, rr.q, 1e-5);
       check("residual ops k", rf.k, rc.k, rr.k, 1e-5);
       check("residual ops v", rf.v, rc.v, rr.v, 0.0);
       check("residual ops x", rf.x, rc.x, rr.x, 0.0);
       check("residual ops h", rf.h, rc.h, rr.h, 0.0);
+      // With attention between qkv_rope and o: where o takes its input as it
+      // is (the unrotated-o copy), the fused run's o reads attention's bf16
+      // image instead of converting attention's output, which must give the
+      // composition's x and h bit for bit.
+      const ResidualRun af = run_residual_ops(gpu, x0, attn0, M, false, true);
+      const ResidualRun ac = run_residual_ops(gpu_composed, x0, attn0, M, true, true);
+      const ResidualRun ar = run_residual_ops(cpu, x0, attn0, M, true, true);
+      check("attention", af.attn, ac.attn, ar.attn, 0.0);
+      check("attention then o: x", af.x, ac.x, ar.x, 0.0);
+      check("attention then o: h", af.h, ac.h, ar.h, 0.0);
     }
   }
+  std::filesystem::remove_all(unrotated_o);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@
 // dims [d/32 · lane, d/32 · (lane + 1))). With one split the block writes
 // out = o / l; with several it writes (m, l, o) and attention_combine folds
 // the splits: out = Σ_s e^{m_s − M} o_s / Σ_s e^{m_s − M} l_s, M = max_s m_s.
+// With out_bf16 the kernel that writes out also writes bf16_rne(out) there
+// (the o projection's kernel input, f32_to_bf16's values).
 // The split count is the caller's (cuda_backend.cpp): for a decode step it
 // does not depend on pos0 (splits with no tile below the position write an
 // empty partial, m = −inf), so a captured graph replays at any position.
@@ -152,10 +154,13 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
   }
   if (!active) return;
   if (a.splits == 1) {
-    float* out = a.out + (int64_t(m) * a.heads + h) * D + kPer * lane;
+    const int64_t at = (int64_t(m) * a.heads + h) * D + kPer * lane;
     const float inv = 1.0f / run_sum;
 #pragma unroll
-    for (int c = 0; c < kPer; ++c) out[c] = o[c] * inv;
+    for (int c = 0; c < kPer; ++c) {
+      a.out[at + c] = o[c] * inv;
+      if (a.out_bf16) a.out_bf16[at + c] = float_to_bf16_bits(o[c] * inv);
+    }
     return;
   }
   float* part = a.partials + ((int64_t(m) * a.heads + h) * a.splits + s) * (D + 2);
@@ -181,7 +186,8 @@ constexpr int kCombineMaxThreads = 1024;
 constexpr int kHeldSplits = 8;  // a thread's o_s values held in registers (64 splits at 8 groups)
 inline int combine_groups(int d) { return std::max(1, std::min(8, kCombineMaxThreads / d)); }
 
-__global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out) {
+__global__ void attention_combine_kernel(const float* partials, int d, int splits, int M, Pos pos, float* out,
+                                         uint16_t* out_bf16) {
   allow_dependent_grids();
   wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float combine_smem[];  // [splits] weights, [splits] weighted sums, [groups][d] partial outputs
@@ -237,6 +243,7 @@ __global__ void attention_combine_kernel(const float* partials, int d, int split
   num = group_num[dim];
   for (int j = 1; j < groups; ++j) num += group_num[j * d + dim];
   out[mh * d + dim] = num / den;
+  if (out_bf16) out_bf16[mh * d + dim] = float_to_bf16_bits(num / den);
 }
 
 template <int D>
@@ -266,7 +273,7 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
     const int groups = combine_groups(a.d);
     const size_t smem = (2 * size_t(a.splits) + size_t(groups) * a.d) * sizeof(float);
     launch_programmatic(attention_combine_kernel, unsigned(a.M * a.heads), unsigned(groups * a.d), smem, stream,
-                        a.partials, a.d, a.splits, a.M, a.pos, a.out);
+                        a.partials, a.d, a.splits, a.M, a.pos, a.out, a.out_bf16);
     check_launch("attention_combine");
   }
 }

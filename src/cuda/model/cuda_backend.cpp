@@ -248,16 +248,21 @@ class CudaBackend final : public Backend {
     a.capacity = int(cache.capacity);
     a.splits = attention_splits(q.rows, heads, cache.kv_heads, cache.capacity);
     const size_t partial_floats = size_t(q.rows * heads * a.splits * (a.d + 2));
+    const bool image = size_t(layer) < attention_images_.size() && attention_images_[size_t(layer)];
     submit(q.rows,
            {4, word(a.q), word(a.k), word(a.v), word(a.keys), word(a.out), uint64_t(a.M), uint64_t(a.heads),
-            uint64_t(a.kv_heads), uint64_t(a.d), uint64_t(a.capacity), uint64_t(a.splits)},
+            uint64_t(a.kv_heads), uint64_t(a.d), uint64_t(a.capacity), uint64_t(a.splits), uint64_t(image)},
            pos0, [=, this](Pos p) {
              AttentionArgs run = a;
              run.pos = p;
              if (run.splits > 1) run.partials = scratch_.get<float>(Slot::attention, partial_floats);
-             timed(profiler_.get(), "attention", run.M > kAttentionMaxDecodeRows ? "prefill tiles" : "decode splits",
+             if (image) run.out_bf16 = scratch_.get<uint16_t>(Slot::norm_bf16, size_t(out.rows * out.cols));
+             timed(profiler_.get(), "attention",
+                   std::string(run.M > kAttentionMaxDecodeRows ? "prefill tiles" : "decode splits") +
+                       (image ? ", bf16 image" : ""),
                    [&] { launch_attention(run, stream_.get()); });
            });
+    if (image) publish(out, InputTransform{});
   }
 
   void linear(const LinearWeight& w, const Act& x, const Act& out) override {
@@ -391,15 +396,16 @@ class CudaBackend final : public Backend {
                 out.cols == x.cols,
             "linear_add_rmsnorm", "shapes");
     require(out.data != x.data && out.data != a.data, "linear_add_rmsnorm", "the output must not be x or a");
+    const bool from_image = take_image(a, l);  // attention's bf16 image of a
     const auto image = image_for(norm, x);
     submit(x.rows, with_image({12, word(&l), word(a.data), uint64_t(x.rows), word(x.data), word(&norm), word(eps),
-                               word(out.data)}, image),
+                               word(out.data), from_image}, image),
            -1, [=, this, &l, &norm](Pos) {
              const LinearRun run = linear_run();
              const int64_t M = x.rows;
-             uint16_t* ab = scratch_.get<uint16_t>(Slot::x_bf16, size_t(M * a.cols));
+             uint16_t* ab = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * a.cols));
              uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * x.cols));
-             l.kernel_input(run, f32(a), M, ab);
+             if (!from_image) l.kernel_input(run, f32(a), M, ab);
              l.kernel(run, ab, M, yb);
              launch_residual_norm(x, layer_output(l, yb), norm, eps, out, image);
            });
@@ -445,12 +451,16 @@ class CudaBackend final : public Backend {
     need.merge(linear(weights.lm_head).scratch_need(max_rows, trellis));
     need.slot(Slot::ids, rows * sizeof(int32_t));
     norm_readers_.clear();
+    attention_images_.clear();
     for (const LayerWeights& l : weights.layers) {
-      const CudaLinear &q = linear(l.q), &k = linear(l.k), &v = linear(l.v);
+      const CudaLinear &q = linear(l.q), &k = linear(l.k), &v = linear(l.v), &o = linear(l.o);
       if (q.is_trellis() && q.shares_input(k) && q.shares_input(v)) norm_readers_[l.input_norm.get()] = input_transform(q);
       const auto& g = static_cast<const CudaGateUp&>(*l.gate_up);
       if (g.fused()) norm_readers_[l.post_attention_norm.get()] = input_transform(g.gate());
-      need.slot(Slot::norm_bf16, rows * size_t(l.q->in_features) * 2);
+      // o reads attention's bf16 image when linear_add_rmsnorm fuses it and o takes x as it is.
+      attention_images_.push_back(o.is_trellis() && !o.rotates_input() &&
+                                  l.post_attention_norm->size == o.out_features);
+      need.slot(Slot::norm_bf16, rows * size_t(std::max(l.q->in_features, l.o->in_features)) * 2);
     }
     if (!weights.layers.empty()) {
       const int64_t heads = weights.layers.front().q->out_features / cache.head_dim;
@@ -573,9 +583,11 @@ class CudaBackend final : public Backend {
   // A residual norm's output, written a second time as the bf16 input of the
   // layer that reads it next (Slot::norm_bf16). norm_readers_ (from reserve)
   // names that layer's input transform per norm weight: a layer's input norm
-  // → its q, k, v; its post-attention norm → its gate/up. The image serves
-  // only the op right after the norm (submit and embed clear it), and only a
-  // reader whose own transform it is; any other reader converts x itself.
+  // → its q, k, v; its post-attention norm → its gate/up. Attention publishes
+  // its output the same way for o when o takes its input as it is
+  // (attention_images_). The image serves only the op right after (submit
+  // and embed clear it), and only a reader whose own transform it is; any
+  // other reader converts x itself.
   struct NormImage {
     const void* of = nullptr;
     int64_t rows = 0;
@@ -671,6 +683,7 @@ class CudaBackend final : public Backend {
   StepGraphs steps_;
   std::unique_ptr<OpProfiler> profiler_;
   std::map<const VectorWeight*, InputTransform> norm_readers_;
+  std::vector<bool> attention_images_;  // per layer: attention writes o's bf16 input too (Slot::norm_bf16)
   NormImage image_;
   DeviceBuffer workspace_;
   ArgmaxState argmax_;

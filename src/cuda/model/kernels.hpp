@@ -106,6 +106,7 @@ struct AttentionArgs {
   float* keys = nullptr;     // the layer's cache: [kv_heads][capacity][d]
   float* values = nullptr;
   float* out = nullptr;      // [M, heads·d]
+  uint16_t* out_bf16 = nullptr;  // [M, heads·d]: bf16 bits of out as well (o's kernel input), or null
   float* partials = nullptr; // splits > 1: [M][heads][splits][d + 2]
   int M = 0, heads = 0, kv_heads = 0, d = 0, capacity = 0;
   int splits = 1;            // blocks per (kv head, row group); split s takes key tiles s, s + splits, ...

@@ -99,6 +99,7 @@ struct Axis1Slot {
 // positions 4s'..4s'+3 are one 16-byte load; with the row stride ≡ 16 (mod
 // 32) words, a quarter warp (operand rows n, n+1 × q = 0..3) hits 32 banks.
 struct Axis1ByteSlot {
+  static constexpr bool kQuads = true;  // columns 4c..4c+3: words 4c'..4c'+3 (stage_bytes.cuh)
   __device__ __forceinline__ int operator()(int c) const {
     return (c & ~127) | (((c & 31) >> 2) << 4) | (((c >> 5) & 3) << 2) | (c & 3);
   }

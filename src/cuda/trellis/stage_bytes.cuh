@@ -24,6 +24,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "stage_smem.cuh"
 
@@ -33,28 +34,48 @@ inline constexpr float kFixedMax = 32639.0f;  // |q| bound that keeps hi within 
 
 __device__ __forceinline__ uint32_t replicated_byte(int v) { return (uint32_t(v) & 255u) * 0x01010101u; }
 
+// A Slot whose `kQuads` is true maps every 4 consecutive columns 4c..4c+3 to 4
+// consecutive words, the first 16-byte aligned: a group's words then go to
+// shared memory as four 16-byte stores instead of sixteen 4-byte ones.
+template <typename Slot, typename = void>
+struct SlotQuads : std::false_type {};
+template <typename Slot>
+struct SlotQuads<Slot, std::void_t<decltype(Slot::kQuads)>> : std::bool_constant<Slot::kQuads> {};
+
 template <typename Slot>
 __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stride, int* info_sum, float* info_unscale,
                                   float* scratch, Slot slot) {
   using stage_impl::group_values;
   using stage_impl::load_raw;
   using stage_impl::reduce_row;
+  // A thread's first group stays in registers from the max to the
+  // conversion (at M = 1 and 640 threads a 5120-column x is one group each);
+  // all its loads of them are issued before the first is used.
+  constexpr int kHeld = 1;
   const int groups = s.n_pad / 8, per_row = int(blockDim.x) / s.M;
   const int m = int(threadIdx.x) % s.M, first = int(threadIdx.x) / s.M;
   const int end = first < per_row ? groups : 0;  // threads past M·per_row only join the reductions
   const bool vec = (s.x_stride % 8 == 0) && (s.col0 % 8 == 0) && ((reinterpret_cast<uintptr_t>(s.x) & 15) == 0);
   float amax = 0.0f;
-#pragma unroll 4
-  for (int j = first; j < end; j += per_row) {
+  const auto take_max = [&](int j, uint4 raw) {
     float v[8];
-    group_values(s, j, load_raw(s, m, j, vec), v);
+    group_values(s, j, raw, v);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       // A NaN or infinity makes the max infinite (fmaxf alone would drop a NaN).
       const float a = fabsf(v[e]);
       amax = a <= 3.0e38f ? fmaxf(amax, a) : INFINITY;
     }
-  }
+  };
+  uint4 held[kHeld];
+#pragma unroll
+  for (int h = 0; h < kHeld; ++h)
+    if (first + h * per_row < end) held[h] = load_raw(s, m, first + h * per_row, vec);
+#pragma unroll
+  for (int h = 0; h < kHeld; ++h)
+    if (first + h * per_row < end) take_max(first + h * per_row, held[h]);
+#pragma unroll 4
+  for (int j = first + kHeld * per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
   amax = reduce_row<true>(amax, s.M, scratch);
   const bool usable = amax > 0.0f && isfinite(amax);
   const float scale = usable ? kFixedMax / amax : 1.0f;
@@ -62,20 +83,39 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   uint32_t* hi_row = words + size_t(2 * m) * stride;
   uint32_t* lo_row = hi_row + stride;
   int sum = 0;
-#pragma unroll 2
-  for (int j = first; j < end; j += per_row) {
+  const auto convert = [&](int j, uint4 raw) {
     float v[8];
-    group_values(s, j, load_raw(s, m, j, vec), v);  // zeros past n
+    group_values(s, j, raw, v);  // zeros past n
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const int qv = __float2int_rn(v[e] * scale);
-      const int l = ((qv + 128) & 255) - 128;
-      sum += qv;
-      const int at = slot(8 * j + e);
-      hi_row[at] = replicated_byte((qv - l) >> 8);
-      lo_row[at] = replicated_byte(l);
+    for (int h = 0; h < 2; ++h) {  // columns 8j + 4h .. 8j + 4h + 3
+      uint32_t hi[4], lo[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int qv = __float2int_rn(v[4 * h + e] * scale);
+        const int l = ((qv + 128) & 255) - 128;
+        sum += qv;
+        hi[e] = replicated_byte((qv - l) >> 8);
+        lo[e] = replicated_byte(l);
+      }
+      if constexpr (SlotQuads<Slot>::value) {
+        const int at = slot(8 * j + 4 * h);
+        *reinterpret_cast<uint4*>(hi_row + at) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+        *reinterpret_cast<uint4*>(lo_row + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int at = slot(8 * j + 4 * h + e);
+          hi_row[at] = hi[e];
+          lo_row[at] = lo[e];
+        }
+      }
     }
-  }
+  };
+#pragma unroll
+  for (int h = 0; h < kHeld; ++h)
+    if (first + h * per_row < end) convert(first + h * per_row, held[h]);
+#pragma unroll 2
+  for (int j = first + kHeld * per_row; j < end; j += per_row) convert(j, load_raw(s, m, j, vec));
   sum = reduce_row<false>(sum, s.M, scratch);
   if (first == 0) info_sum[m] = sum;
   __syncthreads();

@@ -4,7 +4,9 @@
 //   threads    about one per 4 elements, a multiple of 32 in [32, 1024]: a
 //              decode step's layer norm is one group of 5120, and one 128-thread
 //              block spent ≈ 20 µs there, each thread waiting on 40 loads in turn
-//              (bench/results/h200_runtime_profile.txt)
+//              (bench/results/h200_runtime_profile.txt); with the loads batched,
+//              320 threads of 16 elements still made generation 8 % slower than
+//              1024 of 5 (h200_norm_threads_experiment.txt)
 //   rms_scale  fp32(1 / sqrt(Σ / n + eps)), sum and root in fp64: each warp
 //              sums by xor shuffles, then warp 0 sums the warp sums the same
 //              way (a fixed order) and one thread takes the root (fp64

@@ -54,28 +54,30 @@ std::span<const float> Session::forward(std::span<const int32_t> tokens, bool al
   const int64_t n = int64_t(tokens.size()), vocab = model_->arch().vocab;
   check_fits(n);
   host_logits_.resize(size_t((all_logits ? n : 1) * vocab));
+  Backend& b = model_->backend();
+  if (!all_logits) {
+    b.to_host(run_to_last(tokens), host_logits_.data());
+    return host_logits_;
+  }
   for (int64_t begin = 0; begin < n; begin += max_batch_) {
     const int64_t m = std::min(max_batch_, n - begin);
-    const auto batch = tokens.subspan(size_t(begin), size_t(m));
-    if (!all_logits && begin + m < n) {
-      run_batch(batch, Logits::none);
-      continue;
-    }
-    float* out = all_logits ? host_logits_.data() + begin * vocab : host_logits_.data();
-    model_->backend().to_host(run_batch(batch, all_logits ? Logits::every_row : Logits::last_row), out);
+    b.to_host(run_batch(tokens.subspan(size_t(begin), size_t(m)), Logits::every_row),
+              host_logits_.data() + begin * vocab);
   }
   return host_logits_;
 }
 
 int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
+  check_fits(int64_t(tokens.size()));
+  return model_->backend().argmax(run_to_last(tokens));
+}
+
+Act Session::run_to_last(std::span<const int32_t> tokens) {
   const int64_t n = int64_t(tokens.size());
-  check_fits(n);
-  for (int64_t begin = 0;; begin += max_batch_) {
-    const int64_t m = std::min(max_batch_, n - begin);
-    const auto batch = tokens.subspan(size_t(begin), size_t(m));
-    if (begin + m == n) return model_->backend().argmax(run_batch(batch, Logits::last_row));
-    run_batch(batch, Logits::none);
-  }
+  int64_t begin = 0;
+  for (; n - begin > max_batch_; begin += max_batch_)
+    run_batch(tokens.subspan(size_t(begin), size_t(max_batch_)), Logits::none);
+  return run_batch(tokens.subspan(size_t(begin)), Logits::last_row);
 }
 
 void Session::rewind(int64_t position) {

@@ -42,6 +42,8 @@ class Session {
   void check_fits(int64_t n) const;
   // The decoder on one batch; the logits asked for, on the backend (an empty Act for none).
   Act run_batch(std::span<const int32_t> tokens, Logits logits);
+  // The tokens in batches of at most max_batch; the last token's logits, on the backend.
+  Act run_to_last(std::span<const int32_t> tokens);
   const Act& logits_rows(int64_t rows);
 
   const Model* model_;

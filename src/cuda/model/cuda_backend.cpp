@@ -479,16 +479,7 @@ class CudaBackend final : public Backend {
   }
 
   void to_host(const Act& x, float* dst) override {
-    if (steps_.recording()) steps_.finish(epoch());
-    // The copy into pageable memory may block the host until the stream reaches it.
-    if (profiler_) profiler_->enqueued();
-    timed(profiler_.get(), "to_host", "copy", [&] {
-      check_cuda(cudaMemcpyAsync(dst, x.data, size_t(x.rows * x.cols) * sizeof(float), cudaMemcpyDeviceToHost,
-                                 stream_.get()),
-                 "cudaMemcpyAsync (to host)");
-    });
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
-    if (profiler_) profiler_->end_forward();
+    end_forward(dst, x.data, size_t(x.rows * x.cols) * sizeof(float), "copy");
   }
 
   int32_t argmax(const Act& x) override {
@@ -497,15 +488,7 @@ class CudaBackend final : public Backend {
       timed(profiler_.get(), "argmax", "argmax",
             [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), argmax_.answer(), stream_.get()); });
     });
-    if (steps_.recording()) steps_.finish(epoch());
-    if (profiler_) profiler_->enqueued();
-    timed(profiler_.get(), "to_host", "token id", [&] {
-      check_cuda(cudaMemcpyAsync(argmax_.host(), argmax_.answer(), sizeof(int32_t), cudaMemcpyDeviceToHost,
-                                 stream_.get()),
-                 "cudaMemcpyAsync (token id)");
-    });
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (token id)");
-    if (profiler_) profiler_->end_forward();
+    end_forward(argmax_.host(), argmax_.answer(), sizeof(int32_t), "token id");
     return *argmax_.host();
   }
 
@@ -525,6 +508,20 @@ class CudaBackend final : public Backend {
   }
 
   void flush() { steps_.flush(); }
+
+  // A forward's last step: the recorded one-token step runs (captured or
+  // replayed), then `bytes` come back from the device and the host waits for
+  // them (the profiler's "to_host" op, part `part`).
+  void end_forward(void* dst, const void* src, size_t bytes, const char* part) {
+    if (steps_.recording()) steps_.finish(epoch());
+    // A copy into pageable memory may block the host until the stream reaches it.
+    if (profiler_) profiler_->enqueued();
+    timed(profiler_.get(), "to_host", part, [&] {
+      check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()), "cudaMemcpyAsync (to host)");
+    });
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
+    if (profiler_) profiler_->end_forward();
+  }
 
   // The first call of a shape is slow on the host (cuBLAS picks and loads
   // its kernels, the trellis forms size their split-K scratch): run layer

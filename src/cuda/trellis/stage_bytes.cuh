@@ -48,10 +48,6 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   using stage_impl::group_values;
   using stage_impl::load_raw;
   using stage_impl::reduce_row;
-  // A thread's first group stays in registers from the max to the
-  // conversion (at M = 1 and 640 threads a 5120-column x is one group each);
-  // all its loads of them are issued before the first is used.
-  constexpr int kHeld = 1;
   const int groups = s.n_pad / 8, per_row = int(blockDim.x) / s.M;
   const int m = int(threadIdx.x) % s.M, first = int(threadIdx.x) / s.M;
   const int end = first < per_row ? groups : 0;  // threads past M·per_row only join the reductions
@@ -67,15 +63,15 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
       amax = a <= 3.0e38f ? fmaxf(amax, a) : INFINITY;
     }
   };
-  uint4 held[kHeld];
-#pragma unroll
-  for (int h = 0; h < kHeld; ++h)
-    if (first + h * per_row < end) held[h] = load_raw(s, m, first + h * per_row, vec);
-#pragma unroll
-  for (int h = 0; h < kHeld; ++h)
-    if (first + h * per_row < end) take_max(first + h * per_row, held[h]);
+  // The thread's first group stays in registers from the max to the
+  // conversion (at M = 1 and 640 threads a 5120-column x is one group each).
+  uint4 held;
+  if (first < end) {
+    held = load_raw(s, m, first, vec);
+    take_max(first, held);
+  }
 #pragma unroll 4
-  for (int j = first + kHeld * per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
+  for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
   amax = reduce_row<true>(amax, s.M, scratch);
   const bool usable = amax > 0.0f && isfinite(amax);
   const float scale = usable ? kFixedMax / amax : 1.0f;
@@ -111,11 +107,9 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
       }
     }
   };
-#pragma unroll
-  for (int h = 0; h < kHeld; ++h)
-    if (first + h * per_row < end) convert(first + h * per_row, held[h]);
+  if (first < end) convert(first, held);
 #pragma unroll 2
-  for (int j = first + kHeld * per_row; j < end; j += per_row) convert(j, load_raw(s, m, j, vec));
+  for (int j = first + per_row; j < end; j += per_row) convert(j, load_raw(s, m, j, vec));
   sum = reduce_row<false>(sum, s.M, scratch);
   if (first == 0) info_sum[m] = sum;
   __syncthreads();

@@ -22,8 +22,8 @@
 # --device cuda` (the 512-token prompt, 256 generated, CUDA graphs) RUNS times
 # per variant (default 2), the variants taking turns so that drift between
 # runs falls on all of them alike; runs stop at 580 s. LIMIT then defaults to 420.
-# Results in $OUT: tests_NAME.json, bench_NAME.json, runtime_NAME.txt,
-# variants.txt (the table), variants_build.log.
+# Results in $OUT: variants.txt (the table) and variants.tgz (tests_NAME.json,
+# bench_NAME.json, runtime_NAME.txt, variants_build.log).
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
 ONLY=${ONLY:-gate_up,up,down}
@@ -120,3 +120,5 @@ if [[ $RUNTIME == 1 && -x $bins/base ]]; then
   done
 fi
 python3 bench/variants_table.py "$OUT" "${names[@]}" | tee -a "$OUT/variants.txt"
+# At most 8 files come back from a device call: everything but the table goes into one archive.
+(cd "$OUT" && files=$(ls | grep -v -e '^variants.txt$' -e '\.tgz$') && [[ -n $files ]] && tar czf variants.tgz $files && rm -f $files)

@@ -7,7 +7,8 @@
 //     every block of this one has started) and wait_for_prerequisite_grids()
 //     in every block, the wait before its first read of anything an earlier
 //     kernel wrote and before its first global write (model weights, which
-//     no kernel writes, may be loaded before it);
+//     no kernel writes, may be loaded before it, and so may a decode step's
+//     parameters, which a copy uploads before the step's first kernel);
 //   - the wait returns when the previous kernel has completed and its writes
 //     are visible; since that kernel waited on its own predecessor before it
 //     could complete, every earlier kernel's writes are visible too.

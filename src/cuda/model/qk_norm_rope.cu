@@ -7,13 +7,14 @@
 //   norm  (q_norm, k_norm given):  scale = fp32(1 / sqrt(Σ g² / d + eps))
 //         (sum and root in fp64), g = (g · scale) · w   (fp32, no contraction)
 //   rope  for i < half, a_i = fp32(fp32(p) · f_i), c = fp32(cos a_i), s =
-//         fp32(sin a_i) (both in fp64):
+//         fp32(sin a_i) (both in fp64, by one sincos):
 //         (g_i, g_{i+half}) ← (g_i·c − g_{i+half}·s, g_{i+half}·c + g_i·s)
 //   v     out = float(v)
 // Only the fp64 sum's order differs from the CPU's (a warp's lanes, then a
 // shuffle tree). Each lane loads all it reads (its pairs, their weights and
 // frequencies; for v its elements) before it stores, so the warp waits on
-// memory once. With fp32 inputs the outputs may be the inputs (in place):
+// memory once; the weights load, and the cos and sin are computed, before
+// the programmatic wait. With fp32 inputs the outputs may be the inputs (in place):
 // each lane writes only the pairs it read, after the warp's shuffles.
 // Launch: one warp per (row, head) of q, then k, then v; 4 warps a block;
 // pos0 from Pos (device memory for graph replays); allocates nothing.
@@ -37,7 +38,6 @@ __device__ __forceinline__ float load(const uint16_t* p, int64_t i) { return bf1
 template <typename In>
 __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
   allow_dependent_grids();
-  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   const int64_t heads_per_row = a.heads + a.kv_heads + (a.v ? a.kv_heads : 0);
   const int64_t item = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (item >= a.M * heads_per_row) return;
@@ -45,6 +45,7 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
   const int64_t m = item / heads_per_row;
   int64_t h = item % heads_per_row;
   if (h >= a.heads + a.kv_heads) {
+    wait_for_prerequisite_grids();  // programmatic launch: before any global access
     h -= a.heads + a.kv_heads;
     const In* src = static_cast<const In*>(a.v) + (m * a.kv_heads + h) * d;
     float* dst = a.v_out + (m * a.kv_heads + h) * d;
@@ -64,15 +65,28 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
   float* dst = (is_q ? a.q_out : a.k_out) + (m * row_heads + h) * d;
   const float* w = is_q ? a.q_norm : a.k_norm;
   // The lane's pairs (i, i + half), i = lane + 32·j, with their norm weights
-  // and frequencies, loaded together before the sum.
-  float u[kHeldPairs], v[kHeldPairs], wu[kHeldPairs], wv[kHeldPairs], f[kHeldPairs];
+  // and frequencies, loaded together before the sum; the weights and
+  // frequencies (which no kernel writes) before the programmatic wait.
+  // The rotation's cos and sin depend only on the position (uploaded by a copy
+  // before the step's first kernel, never written by a kernel) and the
+  // frequencies, so they are computed before the wait too.
+  float u[kHeldPairs], v[kHeldPairs], wu[kHeldPairs], wv[kHeldPairs], c[kHeldPairs], sn[kHeldPairs];
+  const float p = float(read_pos(a.pos) + m);
 #pragma unroll
   for (int j = 0; j < kHeldPairs; ++j) {
     const int i = lane + 32 * j;
     if (i < half) {
-      u[j] = load(src, i), v[j] = load(src, i + half), f[j] = a.inv_freq[i];
       if (w) wu[j] = w[i], wv[j] = w[i + half];
+      double sd, cd;
+      sincos(double(__fmul_rn(p, a.inv_freq[i])), &sd, &cd);
+      c[j] = float(cd), sn[j] = float(sd);
     }
+  }
+  wait_for_prerequisite_grids();  // programmatic launch: before any other global access
+#pragma unroll
+  for (int j = 0; j < kHeldPairs; ++j) {
+    const int i = lane + 32 * j;
+    if (i < half) u[j] = load(src, i), v[j] = load(src, i + half);
   }
   float scale = 1.0f;
   if (w) {
@@ -83,7 +97,6 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
     for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
     scale = float(1.0 / sqrt(ss / double(d) + double(a.eps)));
   }
-  const float p = float(read_pos(a.pos) + m);
 #pragma unroll
   for (int j = 0; j < kHeldPairs; ++j) {
     const int i = lane + 32 * j;
@@ -93,10 +106,8 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
       x0 = __fmul_rn(__fmul_rn(x0, scale), wu[j]);
       x1 = __fmul_rn(__fmul_rn(x1, scale), wv[j]);
     }
-    const float angle = __fmul_rn(p, f[j]);
-    const float c = float(cos(double(angle))), s = float(sin(double(angle)));
-    dst[i] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-    dst[i + half] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+    dst[i] = __fsub_rn(__fmul_rn(x0, c[j]), __fmul_rn(x1, sn[j]));
+    dst[i + half] = __fadd_rn(__fmul_rn(x1, c[j]), __fmul_rn(x0, sn[j]));
   }
 }
 

@@ -14,16 +14,20 @@ namespace trellis::cuda::detail {
 
 // Shared memory of the tensor-core kernels: the staged operand rows
 // (`operand_bytes`: fp16 or byte operands), their per-row info (2 x kMmaMaxM
-// floats) and the staging reductions' scratch (one float per thread plus one
-// per row); axis 0 adds its block sums (kAxis0WarpCols columns x
-// `sum_cols` 4-byte values per warp: M fp32 sums, or 2M int32 sums of byte
-// operands).
+// floats) and the staging reductions' scratch (stage_scratch_floats: two
+// areas, so consecutive reductions need no barrier between them, of one
+// 4-byte partial per warp and row); axis 0 adds its block sums
+// (kAxis0WarpCols columns x `sum_cols` 4-byte values per warp: M fp32 sums,
+// or 2M int32 sums of byte operands).
+__host__ __device__ constexpr int stage_scratch_floats(int threads) { return 2 * (threads / 32) * kMmaMaxM; }
 constexpr int axis1_smem_bytes(int operand_bytes) {
-  return operand_bytes + (2 * kMmaMaxM + kAxis1Threads + kMmaMaxM) * 4;
+  return operand_bytes + (2 * kMmaMaxM + stage_scratch_floats(kAxis1Threads)) * 4;
 }
-constexpr int wgmma_axis1_smem_bytes(int cols) { return cols * 32 + (2 * kMmaMaxM + kWgmmaThreads + kMmaMaxM) * 4; }
+constexpr int wgmma_axis1_smem_bytes(int cols) {
+  return cols * 32 + (2 * kMmaMaxM + stage_scratch_floats(kWgmmaThreads)) * 4;
+}
 constexpr int axis0_smem_bytes(int sum_cols, int operand_bytes) {
-  return (kMmaWarps * kAxis0WarpCols * sum_cols + 2 * kMmaMaxM + kMmaThreads + kMmaMaxM) * 4 + operand_bytes;
+  return (kMmaWarps * kAxis0WarpCols * sum_cols + 2 * kMmaMaxM + stage_scratch_floats(kMmaThreads)) * 4 + operand_bytes;
 }
 
 // Split-K scratch a launch may use.

@@ -1,23 +1,29 @@
 // Deterministic split-K completion: every warp that computed a partial of an
-// output tile stores it, fences, and counts itself in; the warp that arrives
-// last sums all partials in segment order (so results do not depend on which
-// warp finished when), writes the outputs, and re-arms the counter to zero.
-// Integer partials may instead be added into zeroed accumulators (add_split_tile).
+// output tile stores it and counts itself in (a release); the warp that
+// arrives last (its count an acquire) sums all partials in segment order (so
+// results do not depend on which warp finished when), writes the outputs, and
+// re-arms the counter to zero. Integer partials may instead be added into
+// zeroed accumulators (add_split_tile).
 #pragma once
+#include <cuda/atomic>
+
 #include "launch_constants.cuh"
 
 namespace trellis::cuda::detail {
 
-// Call from all 32 lanes after this warp's partial stores. True in the last arrival.
+// Call from all 32 lanes after this warp's partial stores. True in the last
+// arrival. The warp barrier orders every lane's stores before lane 0's count,
+// whose release makes them visible to the arrival that acquires it (the last
+// one), and the barrier after the acquire orders it before every lane's reads.
 __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected) {
-  __threadfence();
   __syncwarp();
   unsigned prev = 0;
-  if ((threadIdx.x & 31) == 0) prev = atomicAdd(counter, 1u);
+  if ((threadIdx.x & 31) == 0)
+    prev = ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*counter).fetch_add(1u, ::cuda::memory_order_acq_rel);
   prev = __shfl_sync(0xffffffffu, prev, 0);
   const bool last = prev + 1 == expected;
   if (last) {
-    __threadfence();
+    __syncwarp();
     if ((threadIdx.x & 31) == 0) *counter = 0;
   }
   return last;
@@ -62,17 +68,19 @@ __device__ __forceinline__ bool add_split_tile(int (&sum)[NPROJ][4], int* totals
 }
 
 // The same for a whole block: call from every thread after the block's
-// partial stores; true in every thread of the last block to arrive.
+// partial stores; true in every thread of the last block to arrive (thread
+// 0's count releases the block's stores and acquires the others', each
+// barrier orders the block's threads around it).
 __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned expected) {
   __shared__ bool last;
-  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
-    last = atomicAdd(counter, 1u) + 1 == expected;
+    last = ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*counter).fetch_add(1u, ::cuda::memory_order_acq_rel) +
+               1 ==
+           expected;
     if (last) *counter = 0;
   }
   __syncthreads();
-  if (last) __threadfence();
   return last;
 }
 

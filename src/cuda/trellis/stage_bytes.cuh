@@ -72,7 +72,7 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   }
 #pragma unroll 4
   for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
-  amax = reduce_row<true>(amax, s.M, scratch);
+  amax = reduce_row<true>(amax, s.M, scratch, 0);
   const bool usable = amax > 0.0f && isfinite(amax);
   const float scale = usable ? kFixedMax / amax : 1.0f;
   if (first == 0) info_unscale[m] = usable ? amax / kFixedMax : isfinite(amax) ? 1.0f : NAN;
@@ -110,7 +110,7 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   if (first < end) convert(first, held);
 #pragma unroll 2
   for (int j = first + per_row; j < end; j += per_row) convert(j, load_raw(s, m, j, vec));
-  sum = reduce_row<false>(sum, s.M, scratch);
+  sum = reduce_row<false>(sum, s.M, scratch, 1);
   if (first == 0) info_sum[m] = sum;
   __syncthreads();
 }

@@ -21,6 +21,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "launch_constants.cuh"
 #include "trellis/code.hpp"
@@ -32,9 +33,6 @@ struct StageSlice {
   int x_stride, col0, n, n_pad, M;
   const __half* fold;  // scales indexed like x's columns, or null
 };
-
-// Shared memory the reductions need: one float per thread plus one per row.
-__host__ __device__ constexpr int stage_scratch_floats(int threads) { return threads + kMmaMaxM; }
 
 namespace stage_impl {
 
@@ -65,35 +63,51 @@ __device__ __forceinline__ void group_values(const StageSlice& s, int j, uint4 r
   }
 }
 
-// Thread t works on row t % M (the first M·⌊threads/M⌋ threads). Reduces the
-// per-thread values of each row in a fixed order (warp m sums row m's values
-// lane-strided, then a shuffle tree) and returns the calling thread's row's.
-// T is float (max or sum) or int (sum; exact). The scratch holds 4-byte values.
+// A warp's sum or max of v over its lanes of each row: a fixed xor tree for
+// float sums; one redux instruction for int sums and for maxima (the values
+// are |x| >= 0, +inf included, so their bit patterns order as the floats do).
 template <bool kMax, typename T>
-__device__ __forceinline__ T reduce_row(T v, int M, float* scratch_floats) {
+__device__ __forceinline__ T warp_reduce(T v) {
+  if constexpr (kMax) {
+    static_assert(sizeof(T) == 4 && !std::is_integral_v<T>);
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(v)));
+  } else if constexpr (std::is_integral_v<T>) {
+    return T(__reduce_add_sync(0xffffffffu, unsigned(v)));
+  } else {
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+  }
+}
+
+// Thread t works on row t % M (the first M·⌊threads/M⌋ threads; the others
+// pass the identity, 0). Reduces the per-thread values of each row in a fixed
+// order — each warp over its lanes of the row (warp_reduce), then every
+// thread over the warps' partials in warp order — and returns the calling
+// thread's row's. T is float (max of |x| or sum) or int (sum; exact). One
+// barrier; `area` (0 or 1) picks the scratch half, and a reduction may use an
+// area again only after another barrier has passed since its last use.
+template <bool kMax, typename T>
+__device__ __forceinline__ T reduce_row(T v, int M, float* scratch_floats, int area) {
   static_assert(sizeof(T) == 4);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per_row = int(blockDim.x) / M;
-  T* scratch = reinterpret_cast<T*>(scratch_floats);
-  T* rows = scratch + blockDim.x;
-  __syncthreads();  // scratch may still be read by a previous reduction
-  scratch[threadIdx.x] = v;
-  __syncthreads();
-  if (warp < M) {
-    T r = 0;  // |x| >= 0: also the max's identity
-    for (int i = lane; i < per_row; i += 32) {
-      const T x = scratch[warp + M * i];
-      if constexpr (kMax) r = fmaxf(r, x);
-      else r += x;
+  const int warp = threadIdx.x >> 5, warps = int(blockDim.x) >> 5, row = int(threadIdx.x) % M;
+  T* partial = reinterpret_cast<T*>(scratch_floats) + area * (warps * kMmaMaxM);
+  if (M == 1) {
+    const T r = warp_reduce<kMax>(v);
+    if ((threadIdx.x & 31) == 0) partial[warp * kMmaMaxM] = r;
+  } else {
+    for (int m = 0; m < M; ++m) {
+      const T r = warp_reduce<kMax>(row == m ? v : T(0));
+      if ((threadIdx.x & 31) == 0) partial[warp * kMmaMaxM + m] = r;
     }
-    for (int o = 16; o; o >>= 1) {
-      const T other = __shfl_xor_sync(0xffffffffu, r, o);
-      if constexpr (kMax) r = fmaxf(r, other);
-      else r += other;
-    }
-    if (lane == 0) rows[warp] = r;
   }
   __syncthreads();
-  return rows[threadIdx.x % M];
+  T total = 0;
+  for (int w = 0; w < warps; ++w) {
+    const T x = partial[w * kMmaMaxM + row];
+    if constexpr (kMax) total = fmaxf(total, x);
+    else total += x;
+  }
+  return total;
 }
 
 }  // namespace stage_impl
@@ -120,7 +134,7 @@ __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* 
 #pragma unroll
     for (int e = 0; e < 8; ++e) amax = fmaxf(amax, fabsf(v[e]));
   }
-  amax = reduce_row<true>(amax, s.M, scratch);
+  amax = reduce_row<true>(amax, s.M, scratch, 0);
   int ex = 0;
   if (amax > 0.0f && isfinite(amax)) {
     frexpf(amax, &ex);  // max in [2^(ex-1), 2^ex)
@@ -143,7 +157,7 @@ __device__ void stage_block(const StageSlice& s, __half* xf, int stride, float* 
     }
     row[slot(j)] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
   }
-  sum = reduce_row<false>(sum, s.M, scratch);
+  sum = reduce_row<false>(sum, s.M, scratch, 1);
   if (first == 0) info[2 * m] = sum;
   __syncthreads();
 }

@@ -5,18 +5,21 @@
 # run --device cuda` on the synthetic Qwen3-14B (eager steps), exported as
 # CSV ($OUT/ncu_model_source_KERNEL.csv) plus the WarpStateStats summary
 # ($OUT/ncu_model_source.txt); bench/ncu_source_table.py summarises a CSV.
-# Needs bench/runtime_device.sh's build and its bench step (/tmp/q14, the prompt).
+# Needs bench/runtime_device.sh's build and its bench step (/tmp/q14, the prompt),
+# or kernel_variants.sh RUNTIME=1's (TRELLIS=/tmp/variant-bins/base).
 #   bench/ncu_model_source.sh
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
+use_model_sysroot  # the build links the sysroot's ICU and PCRE2
 B=${DEVICE_BUILD:-build/device-model}
+TRELLIS=${TRELLIS:-$B/trellis}
 [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "run bench/runtime_device.sh bench first"; exit 1; }
 # kernel:launches to skip — past the 512-token prompt's (80 norms, 40 qk_norm_rope, no combine) into decode step 2.
 for spec in add_rmsnorm:200 qk_norm_rope:90 attention_combine:45; do
   kernel=${spec%%:*} skip=${spec#*:}
   TRELLIS_CUDA_GRAPHS=0 timeout 120 ncu --clock-control none -k regex:"$kernel" --launch-skip "$skip" --launch-count 1 \
     --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "/tmp/model_src_$kernel" \
-    "$B/trellis" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 --temp 0 \
+    "$TRELLIS" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 --temp 0 \
     >/dev/null 2>>"$OUT/ncu_model_source.txt"
   ncu --import "/tmp/model_src_$kernel.ncu-rep" --print-summary none >>"$OUT/ncu_model_source.txt" 2>&1
   ncu --import "/tmp/model_src_$kernel.ncu-rep" --page source --csv --print-source sass \

@@ -13,9 +13,8 @@
 // bf16(H_T(s ⊙ out) · 1/√T), the arithmetic of rotate_to_bf16. So the values
 // equal those of the separate conversion kernels bit for bit.
 // Each thread owns elements tid + j·threads; the first kHeld of them (x, y
-// and w) are loaded together, before any store (w before the programmatic
-// wait), and stay in registers between the sum and the output, so the block
-// waits on memory once. Rotations use a
+// and w) are loaded together, before any store, and stay in registers between
+// the sum and the output, so the block waits on memory once. Rotations use a
 // row of n floats in shared memory.
 // With y, out must not alias x or y. Launch: one block per group,
 // norm_threads(n) threads (norm_reduce.cuh); allocates nothing (CUDA-graph
@@ -42,16 +41,10 @@ struct Scales {
 
 __global__ void add_rmsnorm_kernel(const AddRmsNormArgs a, const Scales norm) {
   allow_dependent_grids();
+  wait_for_prerequisite_grids();  // programmatic launch: before any global access
   extern __shared__ float row[];
   const int threads = int(blockDim.x), n = a.n, tid = int(threadIdx.x);
   const int64_t base = int64_t(blockIdx.x) * n;
-  // The held weights (model weights, which no kernel writes) load before the
-  // programmatic wait, so their latency overlaps the previous kernel's tail.
-  float held_w[kHeld];
-#pragma unroll
-  for (int j = 0; j < kHeld; ++j)
-    if (tid + j * threads < n) held_w[j] = a.w[tid + j * threads];
-  wait_for_prerequisite_grids();  // programmatic launch: before any other global access
   float* r = a.x + base;
   const float* yf = static_cast<const float*>(a.y) + base;
   const uint16_t* yb = static_cast<const uint16_t*>(a.y) + base;
@@ -76,12 +69,13 @@ __global__ void add_rmsnorm_kernel(const AddRmsNormArgs a, const Scales norm) {
   // alias as far as the compiler knows, so a store between two loads would
   // make each element wait on memory in turn.
   double ss = 0;
-  float held_v[kHeld], held_y[kHeld];
+  float held_v[kHeld], held_w[kHeld], held_y[kHeld];
 #pragma unroll
   for (int j = 0; j < kHeld; ++j) {
     const int i = tid + j * threads;
     if (i < n) {
       held_v[j] = r[i];
+      held_w[j] = a.w[i];
       held_y[j] = a.y ? y_at(i) : 0.0f;
     }
   }

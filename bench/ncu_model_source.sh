@@ -5,6 +5,8 @@
 # run --device cuda` on the synthetic Qwen3-14B (eager steps), exported as
 # CSV ($OUT/ncu_model_source_KERNEL.csv) plus the WarpStateStats summary
 # ($OUT/ncu_model_source.txt); bench/ncu_source_table.py summarises a CSV.
+# The warp-state sampling interval is the shortest (32 cycles): at ncu's
+# default a 6 us norm gave 5 samples (bench/results/h200_norm_weights_experiment.txt).
 # Needs bench/runtime_device.sh's build and its bench step (/tmp/q14, the prompt),
 # or kernel_variants.sh RUNTIME=1's (TRELLIS=/tmp/variant-bins/base).
 #   bench/ncu_model_source.sh
@@ -18,7 +20,8 @@ TRELLIS=${TRELLIS:-$B/trellis}
 for spec in add_rmsnorm:200 qk_norm_rope:90 attention_combine:45; do
   kernel=${spec%%:*} skip=${spec#*:}
   TRELLIS_CUDA_GRAPHS=0 timeout 120 ncu --clock-control none -k regex:"$kernel" --launch-skip "$skip" --launch-count 1 \
-    --section SourceCounters --section WarpStateStats --section SpeedOfLight -f -o "/tmp/model_src_$kernel" \
+    --section SourceCounters --section WarpStateStats --section SpeedOfLight --sampling-interval 0 \
+    -f -o "/tmp/model_src_$kernel" \
     "$TRELLIS" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 --temp 0 \
     >/dev/null 2>>"$OUT/ncu_model_source.txt"
   ncu --import "/tmp/model_src_$kernel.ncu-rep" --print-summary none >>"$OUT/ncu_model_source.txt" 2>&1

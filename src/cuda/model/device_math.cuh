@@ -1,6 +1,6 @@
 // Device helpers shared by the model kernels: bf16 bits <-> float (round to
 // nearest even, as trellis/half.hpp does on the host), the grid-stride loop
-// bound, the Pos read, and the programmatic launch of the trellis kernels
+// bound, the Pos read, RoPE's rotation of a pair, and the programmatic launch of the trellis kernels
 // (trellis/cuda/programmatic_launch.cuh), which the decode step's kernels use.
 #pragma once
 #include <cuda_bf16.h>
@@ -23,6 +23,23 @@ __device__ __forceinline__ uint16_t float_to_bf16_bits(float f) {
 }
 
 __device__ __forceinline__ int read_pos(Pos p) { return p.dev ? *p.dev : p.host; }
+
+// Rotate-half RoPE of one pair (the CPU backend's arithmetic): at position p
+// with frequency f, a = fp32(p · f), c = fp32(cos a), s = fp32(sin a) (one
+// fp64 sincos); (u, v) ← (u·c − v·s, v·c + u·s) in fp32, no contraction.
+struct RopeAngle {
+  float c, s;
+};
+__device__ __forceinline__ RopeAngle rope_angle(float p, float f) {
+  double s, c;
+  sincos(double(__fmul_rn(p, f)), &s, &c);
+  return {float(c), float(s)};
+}
+__device__ __forceinline__ void rope_rotate(float& u, float& v, RopeAngle r) {
+  const float a = u, b = v;
+  u = __fsub_rn(__fmul_rn(a, r.c), __fmul_rn(b, r.s));
+  v = __fadd_rn(__fmul_rn(b, r.c), __fmul_rn(a, r.s));
+}
 
 // Blocks for an elementwise kernel over n items, 256 threads each.
 inline unsigned elementwise_blocks(int64_t n) {

@@ -6,16 +6,15 @@
 //   g     = the head, as fp32
 //   norm  (q_norm, k_norm given):  scale = fp32(1 / sqrt(Σ g² / d + eps))
 //         (sum and root in fp64), g = (g · scale) · w   (fp32, no contraction)
-//   rope  for i < half, a_i = fp32(fp32(p) · f_i), c = fp32(cos a_i), s =
-//         fp32(sin a_i) (both in fp64, by one sincos):
-//         (g_i, g_{i+half}) ← (g_i·c − g_{i+half}·s, g_{i+half}·c + g_i·s)
+//   rope  for i < half, (g_i, g_{i+half}) turned by fp32(p)·f_i
+//         (rope_angle / rope_rotate, device_math.cuh: rope.cu's arithmetic)
 //   v     out = float(v)
 // Only the fp64 sum's order differs from the CPU's (a warp's lanes, then a
-// shuffle tree). Each lane loads all it reads (its pairs, their weights and
-// frequencies; for v its elements) before it stores, so the warp waits on
-// memory once; the weights load, and the cos and sin are computed, before
-// the programmatic wait. With fp32 inputs the outputs may be the inputs (in place):
-// each lane writes only the pairs it read, after the warp's shuffles.
+// shuffle tree). Each lane loads all it reads (its pairs and their weights;
+// for v its elements) before it stores, so the warp waits on memory once;
+// the weights load, and the pairs' angles are computed, before the
+// programmatic wait. With fp32 inputs the outputs may be the inputs (in
+// place): each lane writes only the pairs it read, after the warp's shuffles.
 // Launch: one warp per (row, head) of q, then k, then v; 4 warps a block;
 // pos0 from Pos (device memory for graph replays); allocates nothing.
 #include <string>
@@ -64,22 +63,19 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
   const In* src = static_cast<const In*>(is_q ? a.q : a.k) + (m * row_heads + h) * d;
   float* dst = (is_q ? a.q_out : a.k_out) + (m * row_heads + h) * d;
   const float* w = is_q ? a.q_norm : a.k_norm;
-  // The lane's pairs (i, i + half), i = lane + 32·j, with their norm weights
-  // and frequencies, loaded together before the sum; the weights and
-  // frequencies (which no kernel writes) before the programmatic wait.
-  // The rotation's cos and sin depend only on the position (uploaded by a copy
-  // before the step's first kernel, never written by a kernel) and the
-  // frequencies, so they are computed before the wait too.
-  float u[kHeldPairs], v[kHeldPairs], wu[kHeldPairs], wv[kHeldPairs], c[kHeldPairs], sn[kHeldPairs];
+  // The lane's pairs (i, i + half), i = lane + 32·j, loaded together before
+  // the sum. Their norm weights and angles come before the programmatic wait:
+  // weights and frequencies are written by no kernel, and the position is
+  // uploaded by a copy before the step's first kernel.
+  float u[kHeldPairs], v[kHeldPairs], wu[kHeldPairs], wv[kHeldPairs];
+  RopeAngle angle[kHeldPairs];
   const float p = float(read_pos(a.pos) + m);
 #pragma unroll
   for (int j = 0; j < kHeldPairs; ++j) {
     const int i = lane + 32 * j;
     if (i < half) {
       if (w) wu[j] = w[i], wv[j] = w[i + half];
-      double sd, cd;
-      sincos(double(__fmul_rn(p, a.inv_freq[i])), &sd, &cd);
-      c[j] = float(cd), sn[j] = float(sd);
+      angle[j] = rope_angle(p, a.inv_freq[i]);
     }
   }
   wait_for_prerequisite_grids();  // programmatic launch: before any other global access
@@ -106,8 +102,9 @@ __global__ void qk_norm_rope_kernel(QkNormRopeArgs a) {
       x0 = __fmul_rn(__fmul_rn(x0, scale), wu[j]);
       x1 = __fmul_rn(__fmul_rn(x1, scale), wv[j]);
     }
-    dst[i] = __fsub_rn(__fmul_rn(x0, c[j]), __fmul_rn(x1, sn[j]));
-    dst[i + half] = __fadd_rn(__fmul_rn(x1, c[j]), __fmul_rn(x0, sn[j]));
+    rope_rotate(x0, x1, angle[j]);
+    dst[i] = x0;
+    dst[i + half] = x1;
   }
 }
 

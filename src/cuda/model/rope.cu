@@ -1,8 +1,7 @@
 // Rotate-half RoPE in place (HF Llama/Qwen; the CPU backend's arithmetic):
 // row m is at position p = pos0 + m; in every head of d = 2·half elements,
-// for i < half, with a_i = fp32(fp32(p) · f_i), c = fp32(cos a_i), s =
-// fp32(sin a_i) (both in fp64):
-//   (u, v) = (x_i, x_{i+half}) ← (u·c − v·s, v·c + u·s)   (fp32, no contraction)
+// for i < half, the pair (x_i, x_{i+half}) turns by fp32(p)·f_i
+// (rope_angle / rope_rotate, device_math.cuh).
 // pos0 comes from Pos (device memory for graph replays). One thread per
 // (row, head, i), grid-stride.
 #include "device_math.cuh"
@@ -19,12 +18,8 @@ __global__ void rope_kernel(float* x, int64_t rows, int64_t cols, const float* f
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int i = int(e % half);
     const int64_t h = (e / half) % heads, m = e / (half * heads);
-    const float angle = __fmul_rn(float(pos0 + m), f[i]);
-    const float c = float(cos(double(angle))), s = float(sin(double(angle)));
     float* v = x + m * cols + h * 2 * half;
-    const float a = v[i], b = v[i + half];
-    v[i] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-    v[i + half] = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+    rope_rotate(v[i], v[i + half], rope_angle(float(pos0 + m), f[i]));
   }
 }
 

@@ -11,6 +11,13 @@
 
 namespace trellis::cuda::detail {
 
+// Counts one arrival at `counter` (acq_rel at device scope: releases what the
+// caller's barrier ordered before it, acquires every earlier arrival's);
+// the count before it.
+__device__ __forceinline__ unsigned count_arrival(unsigned* counter) {
+  return ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*counter).fetch_add(1u, ::cuda::memory_order_acq_rel);
+}
+
 // Call from all 32 lanes after this warp's partial stores. True in the last
 // arrival. The warp barrier orders every lane's stores before lane 0's count,
 // whose release makes them visible to the arrival that acquires it (the last
@@ -18,8 +25,7 @@ namespace trellis::cuda::detail {
 __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected) {
   __syncwarp();
   unsigned prev = 0;
-  if ((threadIdx.x & 31) == 0)
-    prev = ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*counter).fetch_add(1u, ::cuda::memory_order_acq_rel);
+  if ((threadIdx.x & 31) == 0) prev = count_arrival(counter);
   prev = __shfl_sync(0xffffffffu, prev, 0);
   const bool last = prev + 1 == expected;
   if (last) {
@@ -75,9 +81,7 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
   __shared__ bool last;
   __syncthreads();
   if (threadIdx.x == 0) {
-    last = ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*counter).fetch_add(1u, ::cuda::memory_order_acq_rel) +
-               1 ==
-           expected;
+    last = count_arrival(counter) + 1 == expected;
     if (last) *counter = 0;
   }
   __syncthreads();

@@ -91,6 +91,8 @@ __device__ __forceinline__ T reduce_row(T v, int M, float* scratch_floats, int a
   static_assert(sizeof(T) == 4);
   const int warp = threadIdx.x >> 5, warps = int(blockDim.x) >> 5, row = int(threadIdx.x) % M;
   T* partial = reinterpret_cast<T*>(scratch_floats) + area * (warps * kMmaMaxM);
+  // M = 1 alone: with only the row loop, ptxas spills 12–24 bytes in three
+  // warpgroup gate/up instances (96 registers), where nothing spills this way.
   if (M == 1) {
     const T r = warp_reduce<kMax>(v);
     if ((threadIdx.x & 31) == 0) partial[warp * kMmaMaxM] = r;

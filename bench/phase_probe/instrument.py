@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Inserts the phase marks of phase_probe.cuh into the working tree's
+wgmma_axis1.cu, mma_axis0.cu and stage_bytes.cuh (run.sh restores them).
+
+Marks (clock64 unless noted):
+  wgmma_axis1 (per warpgroup, lane 0 of its first warp): [0] %globaltimer at
+    entry, [1] entry, [2] after the programmatic wait (the first chunk's code
+    words issued before it), [3] after staging x, [4] after the first chunk,
+    [5] cycles spent in tile flushes (wait_group 0 to the outputs written),
+    [6] exit, [7] %globaltimer at exit.
+  mma_axis0 (per block, thread 0): [0] %globaltimer, [1] entry, [2] after the
+    wait, [3] after staging, [4] warp 0's slab loop done, [5] block sums done,
+    [6] exit (after the segment sum in the last block), [7] %globaltimer.
+  stage_bytes_block (threads 128·i): x's first group arrived (relative to the
+    wait mark), the max reduced, x converted and stored, the sum reduced.
+Each edit must match exactly once, so a changed kernel fails loudly here.
+"""
+import pathlib
+import sys
+
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+d = root / "src/cuda/trellis"
+
+
+def edit(name, pairs):
+    p = d / name
+    s = p.read_text()
+    for old, new in pairs:
+        if s.count(old) != 1:
+            sys.exit(f"instrument.py: {name}: expected one match of:\n{old}")
+        s = s.replace(old, new)
+    p.write_text(s)
+
+
+edit("stage_bytes.cuh", [
+    ('#include "stage_smem.cuh"\n', '#include "stage_smem.cuh"\n#include "phase_probe.cuh"\n'),
+    ("""    take_max(first, held);
+  }""", """    take_max(first, held);
+  }
+  if (amax < -1.0f) amax = 0.0f;  // keeps the mark after amax's value
+  probe::stage_mark(0);"""),
+    ("""  amax = reduce_row<true>(amax, s.M, scratch, 0);
+""", """  amax = reduce_row<true>(amax, s.M, scratch, 0);
+  probe::stage_mark(1);
+"""),
+    ("""  sum = reduce_row<false>(sum, s.M, scratch, 1);""", """  probe::stage_mark(2);
+  sum = reduce_row<false>(sum, s.M, scratch, 1);"""),
+    ("""  if (first == 0) info_sum[m] = sum;
+  __syncthreads();""", """  if (first == 0) info_sum[m] = sum;
+  __syncthreads();
+  probe::stage_mark(3);"""),
+])
+
+edit("wgmma_axis1.cu", [
+    ('#include "swiglu.cuh"\n', '#include "swiglu.cuh"\n#include "phase_probe.cuh"\n'),
+    ("""  allow_dependent_grids();
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ uint4 smem[];""", """  allow_dependent_grids();
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const unsigned long long pe_gt = probe::gtime(), pe_clk = probe::clk();
+  extern __shared__ uint4 smem[];"""),
+    ("""  wait_for_prerequisite_grids();
+  stage_bytes_block(""", """  wait_for_prerequisite_grids();
+  const unsigned long long pw_clk = probe::clk();
+  stage_bytes_block("""),
+    ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
+  unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
+  const bool prober = wq == 0 && lane == 0 && grp < 1024;
+  if (c_beg >= c_end) return;"""),
+    ("""    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+""", """    if (c == c_beg) p1_clk = probe::clk();
+    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+    const unsigned long long pf0 = probe::clk();
+    ++nflush;
+"""),
+    ("""    tile = ntile, rem = nrem;
+  }
+#else""", """    pflush += probe::clk() - pf0;
+    tile = ntile, rem = nrem;
+  }
+  if (prober) {
+    unsigned long long* r = probe::g_phase[grp];
+    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = p1_clk, r[5] = pflush, r[6] = probe::clk(),
+    r[7] = probe::gtime();
+    unsigned long long* e = probe::g_extra[grp];
+    e[0] = probe::smid(), e[1] = c_end - c_beg, e[2] = nflush, e[3] = blockIdx.x;
+  }
+#else"""),
+    ("""  f(a, plan.blocks, plan.smem_bytes, stream);
+}""", """  f(a, plan.blocks, plan.smem_bytes, stream);
+  probe::collect("wgmma p" + std::to_string(nproj) + " " + std::to_string(w[0].geom.rows) + "x" +
+                     std::to_string(w[0].geom.cols) + " k" + std::to_string(k0) + " M" + std::to_string(M) + " g" +
+                     std::to_string(plan.groups),
+                 std::min(plan.groups, 1024), stream, {"wait", "stage", "chunk1", "flush", "total", "loopend"},
+                 {{1, 2}, {2, 3}, {3, 4}, {5, -1}, {1, 6}, {3, 6}}, 4, [](int u) { return u; });
+}"""),
+])
+
+edit("mma_axis0.cu", [
+    ('#include "stage_smem.cuh"\n', '#include "stage_smem.cuh"\n#include "phase_probe.cuh"\n'),
+    ("""  allow_dependent_grids();
+  using Acc""", """  allow_dependent_grids();
+  const unsigned long long pe_gt = probe::gtime(), pe_clk = probe::clk();
+  using Acc"""),
+    ("""  wait_for_prerequisite_grids();
+  const int row0""", """  wait_for_prerequisite_grids();
+  const unsigned long long pw_clk = probe::clk();
+  const int row0"""),
+    ("""  Acc acc[8][4];
+#pragma unroll
+  for (int t = 0; t < 8; ++t) acc[t][0]""", """  const unsigned long long ps_clk = probe::clk();
+  Acc acc[8][4];
+#pragma unroll
+  for (int t = 0; t < 8; ++t) acc[t][0]"""),
+    ("""  const int M = a.M;
+  Acc* mine""", """  const unsigned long long pl_clk = probe::clk();
+  const int M = a.M;
+  Acc* mine"""),
+    ("""  const int c0 = cb * kBlockT;
+  if (a.segments > 1) {""", """  const unsigned long long pb_clk = probe::clk();
+  const int unit = int(blockIdx.y * gridDim.x + blockIdx.x);
+  const auto record = [&](int last) {
+    if (threadIdx.x == 0 && unit < 1024) {
+      unsigned long long* r = probe::g_phase[unit];
+      r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = pl_clk, r[5] = pb_clk, r[6] = probe::clk(),
+      r[7] = probe::gtime();
+      unsigned long long* e = probe::g_extra[unit];
+      e[0] = probe::smid(), e[1] = send - sbeg, e[2] = last, e[3] = cb * 1000 + seg;
+    }
+  };
+  const int c0 = cb * kBlockT;
+  if (a.segments > 1) {"""),
+    ("""    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) return;""",
+     """    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) {
+      record(0);
+      return;
+    }"""),
+    ("""    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
+  }
+}""", """    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
+  }
+  record(1);
+}"""),
+    ("""  f(a, grid, plan.smem_bytes, stream);
+}""", """  f(a, grid, plan.smem_bytes, stream);
+  probe::collect(std::string(plan.byte_operands ? "axis0 imma " : "axis0 mma ") + std::to_string(w.geom.rows) + "x" +
+                     std::to_string(w.geom.cols) + " k" + std::to_string(k) + " M" + std::to_string(M) + " b" +
+                     std::to_string(plan.col_tiles * plan.segments),
+                 std::min(plan.col_tiles * plan.segments, 1024), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
+                 {{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 6}}, 2, [](int u) { return u * 5; });
+}"""),
+])
+(d / "phase_probe.cuh").write_text((pathlib.Path(__file__).parent / "phase_probe.cuh").read_text())

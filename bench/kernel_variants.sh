@@ -106,7 +106,7 @@ for dir in "$@"; do
   restore
 done
 if [[ $RUNTIME == 1 && -x $bins/base ]]; then
-  "$bins/base" synth --like qwen3-14b --bits 3 --out /tmp/q14 >>"$LOG" 2>&1 || { tail -5 "$LOG"; exit 1; }
+  "$bins/base" synth --like qwen3-14b --bits 3 --out /tmp/q14 --force >>"$LOG" 2>&1 || { tail -5 "$LOG"; exit 1; }
   write_prompt512
   export CUDA_MODULE_LOADING=EAGER  # kernels loaded at start, not inside the timed prompt
   for ((r = 1; r <= RUNS; ++r)); do

@@ -275,19 +275,25 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
         }
         write = arrive_last(a.counters + tile, unsigned(contributors));
         if (write) {
+          // Entry (e, p) summed over the contributors in share order.
+          const float* at[4 * NPROJ];
+          bool live[4 * NPROJ];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int ri = e < 2 ? g : g + 8, col = 2 * q + (e & 1);
-            if (col < pc) {
 #pragma unroll
-              for (int p = 0; p < NPROJ; ++p) {
-                float sum = 0.0f;
-                for (int j = 0; j < contributors; ++j)
-                  sum += __uint_as_float(__ldcg(slots + (size_t(j) * NPROJ + p) * kTileRows * pc + ri * pc + col));
-                acc[p][e] = sum;
-              }
+            for (int p = 0; p < NPROJ; ++p) {
+              live[e * NPROJ + p] = col < pc;
+              at[e * NPROJ + p] = reinterpret_cast<const float*>(slots) + (p * kTileRows + ri) * pc + min(col, pc - 1);
             }
           }
+          float sums[4 * NPROJ];
+          ordered_sums<4 * NPROJ, 16 / NPROJ>(sums, at, live, size_t(NPROJ) * kTileRows * pc, contributors);
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+#pragma unroll
+            for (int p = 0; p < NPROJ; ++p)
+              if (live[e * NPROJ + p]) acc[p][e] = sums[e * NPROJ + p];
         }
       }
     }

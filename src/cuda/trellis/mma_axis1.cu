@@ -288,7 +288,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
             }
           }
           float sums[4 * NPROJ];
-          ordered_sums<4 * NPROJ, 16 / NPROJ>(sums, at, live, size_t(NPROJ) * kTileRows * pc, contributors);
+          ordered_sums<4 * NPROJ, 8 / NPROJ>(sums, at, live, size_t(NPROJ) * kTileRows * pc, contributors);
 #pragma unroll
           for (int e = 0; e < 4; ++e)
 #pragma unroll

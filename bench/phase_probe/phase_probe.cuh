@@ -18,6 +18,7 @@
 #include <vector>
 
 namespace probe {
+constexpr double kCyclesPerUs = 1980.0;  // the H200's 1.98 GHz (the header says why it is only nominal)
 // [unit][0] gt entry, [1..6] clock64 marks or values, [7] gt end; g_extra[unit]: smid, chunks, flushes, unit tag
 static __device__ unsigned long long g_phase[1024][8];
 static __device__ unsigned long long g_extra[1024][4];
@@ -56,8 +57,8 @@ struct Table {
       std::fprintf(f, "%-36s n %3d span %6.2f us skew %5.2f |", k.c_str(), a.launches, a.span / a.launches / 1000,
                    a.skew / a.launches / 1000);
       for (size_t i = 0; i < a.names.size(); ++i)
-        std::fprintf(f, " %s %.2f/%.2f", a.names[i].c_str(), a.dur[i] / a.launches / 1980.0,
-                     a.durmax[i] / a.launches / 1980.0);
+        std::fprintf(f, " %s %.2f/%.2f", a.names[i].c_str(), a.dur[i] / a.launches / kCyclesPerUs,
+                     a.durmax[i] / a.launches / kCyclesPerUs);
       std::fprintf(f, "\n%s", a.last_detail.c_str());
     }
     if (f != stderr) std::fclose(f);
@@ -71,8 +72,9 @@ inline std::string pct(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   char b[200];
   const size_t n = v.size();
-  std::snprintf(b, sizeof b, "p0 %.2f p10 %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f", v[0] / 1980, v[n / 10] / 1980,
-                v[n / 2] / 1980, v[n * 9 / 10] / 1980, v[n * 99 / 100] / 1980, v[n - 1] / 1980);
+  const auto at = [&](size_t i) { return v[i] / kCyclesPerUs; };
+  std::snprintf(b, sizeof b, "p0 %.2f p10 %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f", at(0), at(n / 10), at(n / 2),
+                at(n * 9 / 10), at(n * 99 / 100), at(n - 1));
   return b;
 }
 // spans (a, b): slot b - slot a (cycles); (a, -1): the value in slot a.
@@ -126,14 +128,14 @@ inline void collect(const std::string& label, int units, cudaStream_t s, const s
     const int u = order[r];
     char b[200];
     std::snprintf(b, sizeof b, "    slow #%d unit %d tag %llu sm %llu (units on sm %d) chunks %llu flushes %llu: %.2f us\n", r, u,
-                  x[u][3], x[u][0], per_sm[x[u][0]], x[u][1], x[u][2], all[detail_span][u] / 1980);
+                  x[u][3], x[u][0], per_sm[x[u][0]], x[u][1], x[u][2], all[detail_span][u] / kCyclesPerUs);
     d += b;
   }
   {
     const int u = order[units / 2];
     char b[200];
     std::snprintf(b, sizeof b, "    median unit %d tag %llu sm %llu (units on sm %d) chunks %llu flushes %llu: %.2f us\n", u,
-                  x[u][3], x[u][0], per_sm[x[u][0]], x[u][1], x[u][2], all[detail_span][u] / 1980);
+                  x[u][3], x[u][0], per_sm[x[u][0]], x[u][1], x[u][2], all[detail_span][u] / kCyclesPerUs);
     d += b;
   }
   a.last_detail = d;

@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
         write = arrive_last(a.counters + tile, unsigned(contributors));
         if (write) {
           // Entry (e, p) summed over the contributors in share order.
-          const float* at[4 * NPROJ];
+          int offset[4 * NPROJ];
           bool live[4 * NPROJ];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
@@ -284,11 +284,12 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
 #pragma unroll
             for (int p = 0; p < NPROJ; ++p) {
               live[e * NPROJ + p] = col < pc;
-              at[e * NPROJ + p] = reinterpret_cast<const float*>(slots) + (p * kTileRows + ri) * pc + min(col, pc - 1);
+              offset[e * NPROJ + p] = (p * kTileRows + ri) * pc + col;
             }
           }
           float sums[4 * NPROJ];
-          ordered_sums<4 * NPROJ, 8 / NPROJ>(sums, at, live, size_t(NPROJ) * kTileRows * pc, contributors);
+          ordered_sums<4 * NPROJ, 8 / NPROJ>(sums, reinterpret_cast<const float*>(slots), offset, live,
+                                             size_t(NPROJ) * kTileRows * pc, contributors);
 #pragma unroll
           for (int e = 0; e < 4; ++e)
 #pragma unroll

@@ -89,14 +89,14 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
 }
 
 // The last arrival's ordered sums: for each of N outputs, the `count` fp32
-// partials at[n] + j·stride (j = 0..count−1) added in j order from 0.0f, so
+// partials base[offset[n] + j·stride] (j = 0..count−1) added in j order from 0.0f, so
 // bit for bit the sequential sum, with the loads of kBatch partials of all N
 // outputs in flight together: one L2 round trip per kBatch partials, where a
 // loop per output waits on each in turn (bench/results/h200_ordered_sums_experiment.txt).
 // Outputs with live[n] false load nothing and sum to 0.
 template <int N, int kBatch>
-__device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* const (&at)[N], const bool (&live)[N],
-                                             size_t stride, int count) {
+__device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* base, const int (&offset)[N],
+                                             const bool (&live)[N], size_t stride, int count) {
 #pragma unroll
   for (int n = 0; n < N; ++n) sum[n] = 0.0f;
   for (int j0 = 0; j0 < count; j0 += kBatch) {
@@ -104,7 +104,8 @@ __device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* const
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
 #pragma unroll
-      for (int n = 0; n < N; ++n) v[b][n] = live[n] && j0 + b < count ? __ldcg(at[n] + size_t(j0 + b) * stride) : 0.0f;
+      for (int n = 0; n < N; ++n)
+        v[b][n] = live[n] && j0 + b < count ? __ldcg(base + offset[n] + size_t(j0 + b) * stride) : 0.0f;
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
 #pragma unroll

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Inserts the phase marks of phase_probe.cuh into the working tree's
-wgmma_axis1.cu, mma_axis0.cu and stage_bytes.cuh (run.sh restores them).
+wgmma_axis1.cu, imma_axis0.cu and stage_bytes.cuh (run.sh restores them).
 
 Marks (clock64 unless noted):
   wgmma_axis1 (per warpgroup, lane 0 of its first warp): [0] %globaltimer at
@@ -8,9 +8,10 @@ Marks (clock64 unless noted):
     words issued before it), [3] after staging x, [4] after the first chunk,
     [5] cycles spent in tile flushes (wait_group 0 to the outputs written),
     [6] exit, [7] %globaltimer at exit.
-  mma_axis0 (per block, thread 0): [0] %globaltimer, [1] entry, [2] after the
-    wait, [3] after staging, [4] warp 0's slab loop done, [5] block sums done,
-    [6] exit (after the segment sum in the last block), [7] %globaltimer.
+  imma_axis0 (per block, thread 0): [0] %globaltimer, [1] entry, [2] after the
+    wait, [3] after staging, [4] warp 0's slab loop done, [5] block sums in
+    real units done, [6] exit (after the segment sum in the last block),
+    [7] %globaltimer.
   stage_bytes_block (threads 128·i): x's first group arrived (relative to the
     wait mark), the max reduced, x converted and stored, the sum reduced.
 Each edit must match exactly once, so a changed kernel fails loudly here.
@@ -102,56 +103,36 @@ edit("wgmma_axis1.cu", [
 }"""),
 ])
 
-edit("mma_axis0.cu", [
-    ('#include "stage_smem.cuh"\n', '#include "stage_smem.cuh"\n#include "phase_probe.cuh"\n'),
+edit("imma_axis0.cu", [
+    ('#include "stage_bytes.cuh"\n', '#include "stage_bytes.cuh"\n#include "phase_probe.cuh"\n'),
     ("""  allow_dependent_grids();
-  using Acc""", """  allow_dependent_grids();
+  extern __shared__ int block_sums[];""", """  allow_dependent_grids();
   const unsigned long long pe_gt = probe::gtime(), pe_clk = probe::clk();
-  using Acc"""),
+  extern __shared__ int block_sums[];"""),
     ("""  wait_for_prerequisite_grids();
-  const int row0""", """  wait_for_prerequisite_grids();
+  for (int i""", """  wait_for_prerequisite_grids();
   const unsigned long long pw_clk = probe::clk();
-  const int row0"""),
-    ("""  Acc acc[8][4];
-#pragma unroll
-  for (int t = 0; t < 8; ++t) acc[t][0]""", """  const unsigned long long ps_clk = probe::clk();
-  Acc acc[8][4];
-#pragma unroll
-  for (int t = 0; t < 8; ++t) acc[t][0]"""),
-    ("""  const int M = a.M;
-  Acc* mine""", """  const unsigned long long pl_clk = probe::clk();
-  const int M = a.M;
-  Acc* mine"""),
-    ("""  const int c0 = cb * kBlockT;
-  if (a.segments > 1) {""", """  const unsigned long long pb_clk = probe::clk();
+  for (int i"""),
+    ("""  int acc[16][4];""", """  const unsigned long long ps_clk = probe::clk();
+  int acc[16][4];"""),
+    ("""  // acc[t][e]: column 32g""", """  const unsigned long long pl_clk = probe::clk();
+  // acc[t][e]: column 32g"""),
+    ("""  finish_segments(values, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+}""", """  const unsigned long long pb_clk = probe::clk();
+  finish_segments(values, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
   const int unit = int(blockIdx.y * gridDim.x + blockIdx.x);
-  const auto record = [&](int last) {
-    if (threadIdx.x == 0 && unit < 1024) {
-      unsigned long long* r = probe::g_phase[unit];
-      r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = pl_clk, r[5] = pb_clk, r[6] = probe::clk(),
-      r[7] = probe::gtime();
-      unsigned long long* e = probe::g_extra[unit];
-      e[0] = probe::smid(), e[1] = send - sbeg, e[2] = last, e[3] = cb * 1000 + seg;
-    }
-  };
-  const int c0 = cb * kBlockT;
-  if (a.segments > 1) {"""),
-    ("""    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) return;""",
-     """    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) {
-      record(0);
-      return;
-    }"""),
-    ("""    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
+  if (threadIdx.x == 0 && unit < 1024) {
+    unsigned long long* r = probe::g_phase[unit];
+    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = pl_clk, r[5] = pb_clk, r[6] = probe::clk(),
+    r[7] = probe::gtime();
+    unsigned long long* e = probe::g_extra[unit];
+    e[0] = probe::smid(), e[1] = send - sbeg, e[2] = 0, e[3] = cb * 1000 + seg;
   }
-}""", """    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
-  }
-  record(1);
 }"""),
-    ("""  f(a, grid, plan.smem_bytes, stream);
-}""", """  f(a, grid, plan.smem_bytes, stream);
-  probe::collect(std::string(plan.byte_operands ? "axis0 imma " : "axis0 mma ") + std::to_string(w.geom.rows) + "x" +
-                     std::to_string(w.geom.cols) + " k" + std::to_string(k) + " M" + std::to_string(M) + " b" +
-                     std::to_string(plan.col_tiles * plan.segments),
+    ("""  f(a, dim3(plan.col_tiles, plan.segments), plan.smem_bytes, stream);
+}""", """  f(a, dim3(plan.col_tiles, plan.segments), plan.smem_bytes, stream);
+  probe::collect("axis0 imma " + std::to_string(w.geom.rows) + "x" + std::to_string(w.geom.cols) + " k" +
+                     std::to_string(k) + " M" + std::to_string(M) + " b" + std::to_string(plan.col_tiles * plan.segments),
                  std::min(plan.col_tiles * plan.segments, 1024), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
                  {{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 6}}, 2, [](int u) { return u * 5; });
 }"""),

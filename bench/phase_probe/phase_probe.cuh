@@ -1,6 +1,6 @@
 // Phase timestamps of the decode kernels, for bench/phase_probe/run.sh only:
 // instrument.py copies this header next to the kernels and inserts the marks.
-// Each work unit (a warpgroup of wgmma_axis1, a block of mma_axis0) records
+// Each work unit (a warpgroup of wgmma_axis1, a block of imma_axis0) records
 // %globaltimer at entry and exit and clock64 at its phase boundaries; after
 // every launch the host synchronises, reads them back and accumulates the
 // median and max of each phase over units; the table is written at exit to
@@ -80,7 +80,7 @@ inline std::string pct(std::vector<double> v) {
 // spans (a, b): slot b - slot a (cycles); (a, -1): the value in slot a.
 // detail_span: the phase whose distribution and slowest units are printed for the last launch;
 // stage_index(u) maps a unit to its g_stage row. g_extra: wgmma (smid, chunks, flushes, block),
-// axis0 (smid, slabs of warp 0, 1 if the block summed the segments, 1000·column block + segment).
+// axis0 (smid, slabs of warp 0, 0, 1000·column block + segment).
 template <class StageIndex>
 inline void collect(const std::string& label, int units, cudaStream_t s, const std::vector<std::string>& names,
                     const std::vector<std::pair<int, int>>& spans, int detail_span, StageIndex stage_index) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the time of the integer decode kernels goes, phase by phase (GPU
 # machine): instruments a kernels-only build (instrument.py: timestamps at the
-# phase boundaries of wgmma_axis1 and mma_axis0 and inside the x staging), runs
+# phase boundaries of wgmma_axis1 and imma_axis0 and inside the x staging), runs
 # the quick kernel benchmark on it and writes $OUT/phases.txt (per op, k, M:
 # the median / max over work units of each phase, the span of the launch, and
 # for the last launch the distribution of one phase and its slowest units).
@@ -10,7 +10,7 @@
 #   ONLY=gate_up,down KS=2 OUT=$OUT bench/phase_probe/run.sh
 set -uo pipefail
 source "$(dirname "$0")/../device_steps.sh" none
-files=(src/cuda/trellis/wgmma_axis1.cu src/cuda/trellis/mma_axis0.cu src/cuda/trellis/stage_bytes.cuh)
+files=(src/cuda/trellis/wgmma_axis1.cu src/cuda/trellis/imma_axis0.cu src/cuda/trellis/stage_bytes.cuh)
 saved=$(mktemp -d)
 for f in "${files[@]}"; do cp -p "$f" "$saved/$(basename "$f")"; done
 restore() {

@@ -83,8 +83,11 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
     const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count(), bytes);
     detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.counters),
                              ctx.stream());
+  } else if (bytes) {
+    const auto plan = detail::plan_imma_axis0(g, M, ctx.sm_count());
+    detail::launch_imma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
   } else {
-    const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count(), bytes);
+    const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
     detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
   }
 }

@@ -16,9 +16,8 @@ namespace trellis::cuda::detail {
 // (`operand_bytes`: fp16 or byte operands), their per-row info (2 x kMmaMaxM
 // floats) and the staging reductions' scratch (stage_scratch_floats: two
 // areas, so consecutive reductions need no barrier between them, of one
-// 4-byte partial per warp and row); axis 0 adds its block sums
-// (kAxis0WarpCols columns x `sum_cols` 4-byte values per warp: M fp32 sums,
-// or 2M int32 sums of byte operands).
+// 4-byte partial per warp and row); the fp16 axis-0 kernel adds its block
+// sums (kAxis0WarpCols columns x `sum_cols` = M fp32 values per warp).
 __host__ __device__ constexpr int stage_scratch_floats(int threads) { return 2 * (threads / 32) * kMmaMaxM; }
 constexpr int axis1_smem_bytes(int operand_bytes) {
   return operand_bytes + (2 * kMmaMaxM + stage_scratch_floats(kAxis1Threads)) * 4;
@@ -60,14 +59,28 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
 
-// Tensor-core, axis 0 (row-major or k3-interleaved codes).
+// Tensor-core, axis 0 (row-major or k3-interleaved codes), fp16 operands (mma).
 struct MmaAxis0Plan {
-  bool byte_operands;                                                  // imma, else mma
   int col_tiles, segments, slabs_per_segment, xf_stride, smem_bytes;  // grid = col_tiles x segments
   std::size_t partial_floats;
 };
-MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count, bool byte_operands);
+MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count);
 void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
                       SplitScratch scratch, cudaStream_t stream);
+
+// Integer tensor-core form, axis 0 (imma_axis0.cu): the block's int32 column
+// sums (kImmaAxis0SumSlots x 2M), its values in real units (256 x M fp32),
+// the staging's info and scratch, then the staged operand.
+constexpr int imma_axis0_smem_bytes(int M, int operand_bytes) {
+  return (kImmaAxis0SumSlots * 2 * M + kImmaAxis0Cols * M + 2 * kMmaMaxM + stage_scratch_floats(kMmaThreads)) * 4 +
+         operand_bytes;
+}
+struct ImmaAxis0Plan {
+  int col_tiles, segments, slabs_per_segment, x_stride, smem_bytes;  // grid = col_tiles x segments
+  std::size_t partial_floats;
+};
+ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count);
+void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,
+                       uint16_t* out, SplitScratch scratch, cudaStream_t stream);
 
 }  // namespace trellis::cuda::detail

@@ -46,6 +46,14 @@ inline constexpr int kTileRows = 16;
 inline constexpr int kSlabRows = 16;
 inline constexpr int kAxis0StageBytes = 32 * 1024;
 
+// Integer axis-0 form (imma_axis0.cu): a warp covers a whole 256-column block
+// of 8-row slabs (lanes decode 32-position runs of two stored rows; 16
+// accumulator tiles), the block's warps add their int32 tiles into column
+// sums in shared memory with one spare entry per 32 columns (bank spread).
+inline constexpr int kImmaAxis0SlabRows = 8;
+inline constexpr int kImmaAxis0Cols = 256;
+inline constexpr int kImmaAxis0SumSlots = kImmaAxis0Cols + kImmaAxis0Cols / 32;
+
 // Most activation rows the tensor-core forms take (the MMA's N = 8).
 inline constexpr int kMmaMaxM = 8;
 

@@ -1,5 +1,6 @@
-// Tensor-core form, axis 0 ("down"): y = W x with Wᵀ stored coded along the
-// output dim (row-major or k3 block-pair interleaved), 1..8 activation rows.
+// Tensor-core form, axis 0 ("down"), fp16 operands: y = W x with Wᵀ stored
+// coded along the output dim (row-major or k3 block-pair interleaved), 1..8
+// activation rows. (The integer form, imma, is imma_axis0.cu.)
 //
 // Math (numerics "factored", f_r folded into the activation): with stored
 // rows r (input features) and columns c (outputs), per row segment S,
@@ -25,29 +26,18 @@
 // halves of 4, each 4 splitting the segment's slabs for its half block; the
 // block sums each column's 4 warp tiles through shared memory in warp order,
 // and the last-arriving block of a column block sums the segments in order
-// (split_k.cuh): deterministic. M range 1..8; T = 256; rows a multiple of 8.
-//
-// Integer operands (form imma, M 1..4): m16n8k32 with A = the four hash bytes
-// of each weight and B = the segment's x·f as 15-bit fixed point in two int8
-// halves (stage_bytes.cuh; operand column 2m + half), so the tensor core forms
-// the byte sum and accumulates exactly in int32. K slot q ↔ stored row q + 4i
-// of the slab for MMA i = 0, 1 (slots q, q+4 ↔ rows q, q+4 and q+8, q+12): each
-// lane decodes rows q, q+4, q+8, q+12 of its run, two MMAs per run position
-// pair (t, t+8). Block sums stay integer (exact) until the segment's
-//   (256·D_hi + D_lo − 510·Σ_r q_mr) · (1/S_mS)
-// turns them into real units.
+// (split_k.cuh, finish_segments): deterministic. M range 1..8; T = 256; rows
+// a multiple of 8.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <type_traits>
 
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
 #include "run_decode.cuh"
 #include "split_k.cuh"
-#include "stage_bytes.cuh"
 #include "stage_smem.cuh"
 #include "trellis/error.hpp"
 #include "trellis/cuda/programmatic_launch.cuh"
@@ -60,8 +50,8 @@ struct Axis0Args {
   const uint32_t* codes;
   const __half* scales;
   const __nv_bfloat16* x;  // [M][rows]
-  int M, xf_stride;        // staged row stride: halves (fp16 operands) or words (byte operands)
-  StateCut cut;
+  int M, xf_stride;        // staged row stride (halves)
+  uint32_t mask;           // 2^L − 1
   int segments, slabs_per_segment;
   float* partials;  // [segments][cols][M]
   unsigned* counters;
@@ -103,18 +93,9 @@ __device__ __forceinline__ uint32_t run16_window(const uint32_t (&w)[N], int j) 
   return off == 0 ? w[wi] : __funnelshift_r(w[wi], w[wi + 1], off);
 }
 
-// Byte operands: slab row q + 4u (q, u = 0..3) at word 4q + u of the slab's
-// 16, so a lane's four rows are one 16-byte load; with the row stride ≡ 16
-// (mod 32) words, a quarter warp (operand rows n, n+1 × q = 0..3) hits 32 banks.
-struct Axis0ByteSlot {
-  __device__ __forceinline__ int operator()(int i) const { return (i & ~15) | ((i & 3) << 2) | ((i >> 2) & 3); }
-};
-
-// kL: 0 for any L, else the geometry's L (byte operands cut states by the step where they can: run_decode.cuh).
-template <bool kInt, int K, int kL>
+template <int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
   allow_dependent_grids();
-  using Acc = std::conditional_t<kInt, int, float>;
   extern __shared__ float warp_sums[];  // [kMmaWarps][kAxis0WarpCols][sum_cols], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
   constexpr int kHalfCols = kAxis0WarpCols, kWarpsPerHalf = kMmaWarps / 2;
@@ -124,23 +105,21 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const TrellisGeometry& G = a.geom;
   const int R = int(G.rows), C = int(G.cols);
   constexpr int wpb = kBlockT * K / 32;
-  const StateCut cut = a.cut;
-  constexpr int D = step_positions(kL, K);
   const int nslabs = (R + kSlabRows - 1) / kSlabRows;
   const int cb = blockIdx.x, seg = blockIdx.y;
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
   const uint32_t* block_base = a.codes + G.block_offset(0, cb);
   const Run16<K> at = run16_at<K>(kHalfCols * half + 16 * g);
   const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
-  const int sum_cols = kInt ? 2 * a.M : a.M;  // per column of the block sums: operand columns or rows
+  const int sum_cols = a.M;  // per column of the block sums: the activation rows
   float* info = warp_sums + kMmaWarps * kHalfCols * sum_cols;
   float* scratch = info + 2 * kMmaMaxM;
   void* operand = scratch + stage_scratch_floats(kMmaThreads);
   // This warp's slabs: an equal share of the segment among its half's warps.
   const int per_warp = (send_seg - sbeg_seg + kWarpsPerHalf - 1) / kWarpsPerHalf;
   const int sbeg = sbeg_seg + wh * per_warp, send = min(send_seg, sbeg + per_warp);
-  // fp16: rows 2q, 2q+1, 2q+8, 2q+9 of the slab; bytes: rows q, q+4, q+8, q+12.
-  const auto in_slab = [&](int i) { return kInt ? q + 4 * i : 2 * q + (i & 1) + 8 * (i >> 1); };
+  // Rows 2q, 2q+1, 2q+8, 2q+9 of the slab.
+  const auto in_slab = [&](int i) { return 2 * q + (i & 1) + 8 * (i >> 1); };
   // run[i]: the first word of row i's run in the slab being loaded. Only the
   // last word of the run at t0 = 0 wraps to the block's start, so the words
   // are run[i][0..NW-2] and run[i][last]. Rows past R keep the last row in
@@ -174,24 +153,14 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const int row0 = sbeg_seg * kSlabRows;
   const StageSlice slice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
                          a.scales};
-  bool has_x;
-  const uint32_t* xrow;  // fp16: the lane's pair words; bytes: its 16-byte group of 4 rows per slab
-  if constexpr (kInt) {
-    uint32_t* words = static_cast<uint32_t*>(operand);
-    stage_bytes_block(slice, words, a.xf_stride, reinterpret_cast<int*>(info), info + kMmaMaxM, scratch,
-                      Axis0ByteSlot{});
-    has_x = g < 2 * a.M;
-    xrow = words + size_t(has_x ? g : 0) * a.xf_stride + 4 * q;
-  } else {
-    __half* xf = static_cast<__half*>(operand);
-    stage_block(slice, xf, a.xf_stride, info, scratch, [](int j) { return j; });
-    has_x = g < a.M;
-    xrow = reinterpret_cast<const uint32_t*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;
-  }
+  __half* xf = static_cast<__half*>(operand);
+  stage_block(slice, xf, a.xf_stride, info, scratch, [](int j) { return j; });
+  const bool has_x = g < a.M;
+  const uint32_t* xrow = reinterpret_cast<const uint32_t*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;  // pair words
 
-  Acc acc[8][4];
+  float acc[8][4];
 #pragma unroll
-  for (int t = 0; t < 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = Acc(0);
+  for (int t = 0; t < 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
   for (int sl = sbeg; sl < send; ++sl) {
     uint32_t w[4][NW];
 #pragma unroll
@@ -213,37 +182,22 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
         for (int i = 0; i < 4; ++i) prefetch_l2(run[i] + step);
       }
     }
-    if constexpr (kInt) {
-      const uint4 b = has_x ? *reinterpret_cast<const uint4*>(xrow + (sl - sbeg_seg) * kSlabRows)
-                            : make_uint4(0u, 0u, 0u, 0u);
-      auto hash = [&](const uint32_t(&rw)[NW], int t) {
-        return code_hash(cut_state<D>([&](int i) { return run16_window<K>(rw, i); }, t, cut));
-      };
+    const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
+    const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;
+    auto pair = [&](const uint32_t(&lo)[NW], const uint32_t(&hi)[NW], int t) {
+      return pack_halves(biased_code_half(run16_window<K>(lo, t) & a.mask),
+                         biased_code_half(run16_window<K>(hi, t) & a.mask));
+    };
 #pragma unroll
-      for (int t = 0; t < 8; ++t) {
-        // a0/a1: row q at run positions t / t+8, a2/a3: row q+4; then rows q+8, q+12.
-        mma_u8s8_16832(acc[t], hash(w[0], t), hash(w[0], t + 8), hash(w[1], t), hash(w[1], t + 8), b.x, b.y);
-        mma_u8s8_16832(acc[t], hash(w[2], t), hash(w[2], t + 8), hash(w[3], t), hash(w[3], t + 8), b.z, b.w);
-      }
-    } else {
-      const uint32_t* xs = xrow + (sl - sbeg_seg) * (kSlabRows / 2);
-      const uint32_t b0 = has_x ? xs[0] : 0u, b1 = has_x ? xs[4] : 0u;
-      auto pair = [&](const uint32_t(&lo)[NW], const uint32_t(&hi)[NW], int t) {
-        return pack_halves(biased_code_half(run16_window<K>(lo, t) & cut.mask),
-                           biased_code_half(run16_window<K>(hi, t) & cut.mask));
-      };
-#pragma unroll
-      for (int t = 0; t < 8; ++t)
-        // a0/a1: rows (2q, 2q+1) at run positions t / t+8; a2/a3: rows (2q+8, 2q+9).
-        mma_f16_16816(acc[t], pair(w[0], w[1], t), pair(w[0], w[1], t + 8), pair(w[2], w[3], t),
-                      pair(w[2], w[3], t + 8), b0, b1);
-    }
+    for (int t = 0; t < 8; ++t)
+      // a0/a1: rows (2q, 2q+1) at run positions t / t+8; a2/a3: rows (2q+8, 2q+9).
+      mma_f16_16816(acc[t], pair(w[0], w[1], t), pair(w[0], w[1], t + 8), pair(w[2], w[3], t),
+                    pair(w[2], w[3], t + 8), b0, b1);
   }
 
-  // acc[t][e]: column 16g + t + 8·(e >= 2) of the warp's half block, D column
-  // 2q + (e & 1) (fp16: activation row; bytes: operand column, row q's high / low half).
+  // acc[t][e]: column 16g + t + 8·(e >= 2) of the warp's half block, activation row 2q + (e & 1).
   const int M = a.M;
-  Acc* mine = reinterpret_cast<Acc*>(warp_sums) + size_t(warp) * kHalfCols * sum_cols;
+  float* mine = warp_sums + size_t(warp) * kHalfCols * sum_cols;
 #pragma unroll
   for (int t = 0; t < 8; ++t)
 #pragma unroll
@@ -253,8 +207,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     }
   __syncthreads();
   // Block sum of each column over its half's warps in warp order, in real
-  // units (this segment's exponent or fixed-point scale undone), then across
-  // segments in segment order.
+  // units (this segment's exponent undone), then across segments in segment order.
   const int n = kBlockT * M;
   float vals[kMmaMaxM];  // n / blockDim <= kMmaMaxM values per thread, written after every read
 #pragma unroll
@@ -264,17 +217,9 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     const int c = i / M, m = i - c * M;
     const size_t first = (size_t(c / kHalfCols) * kWarpsPerHalf * kHalfCols + c % kHalfCols) * sum_cols;
     const size_t step = size_t(kHalfCols) * sum_cols;  // the next warp's entry of the column
-    if constexpr (kInt) {
-      const int* sums = reinterpret_cast<const int*>(warp_sums) + first;
-      int hi = 0, lo = 0;
-      for (int wv = 0; wv < kWarpsPerHalf; ++wv) hi += sums[wv * step + 2 * m], lo += sums[wv * step + 2 * m + 1];
-      const long long t = 256LL * hi + lo - (long long)kCodeBias * reinterpret_cast<const int*>(info)[m];
-      vals[u] = float(t) * info[kMmaMaxM + m];
-    } else {
-      float s = 0.0f;
-      for (int wv = 0; wv < kWarpsPerHalf; ++wv) s += warp_sums[first + wv * step + m];
-      vals[u] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];
-    }
+    float s = 0.0f;
+    for (int wv = 0; wv < kWarpsPerHalf; ++wv) s += warp_sums[first + wv * step + m];
+    vals[u] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];
   }
   __syncthreads();
 #pragma unroll
@@ -284,68 +229,49 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     warp_sums[i] = vals[u];
   }
   __syncthreads();
-  const int c0 = cb * kBlockT;
-  if (a.segments > 1) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) a.partials[(size_t(seg) * C + c0) * M + i] = warp_sums[i];
-    if (!block_arrive_last(a.counters + cb, unsigned(a.segments))) return;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-      float s = 0.0f;
-#pragma unroll 8  // the loads of a batch of segments in flight together; the sum stays in segment order
-      for (int sg = 0; sg < a.segments; ++sg) s += __ldcg(a.partials + (size_t(sg) * C + c0) * M + i);
-      warp_sums[i] = s;
-    }
-    __syncthreads();
-  }
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const int c = i / M, m = i - c * M;
-    a.out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(warp_sums[i]);
-  }
+  finish_segments(warp_sums, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
 }
 
-template <bool kInt, int K, int kL>
+template <int K>
 void launch(const Axis0Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) {
   // 8 KB of block sums per sum column plus the staged segment: past 48 KB
   // the kernel needs the opt-in, raised once to the largest plan's size.
   static const cudaError_t raised = cudaFuncSetAttribute(
-      mma_axis0_kernel<kInt, K, kL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      axis0_smem_bytes(kMmaMaxM, kAxis0StageBytes));
+      mma_axis0_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, axis0_smem_bytes(kMmaMaxM, kAxis0StageBytes));
   if (raised != cudaSuccess) throw Error(std::string("mma axis-0 form: shared-memory opt-in failed: ") +
                                          cudaGetErrorString(raised));
-  launch_programmatic(mma_axis0_kernel<kInt, K, kL>, grid, kMmaThreads, smem_bytes, stream, a);
+  launch_programmatic(mma_axis0_kernel<K>, grid, kMmaThreads, smem_bytes, stream, a);
 }
 
 // The launcher of the instance for k (nullptr outside 2..4).
-template <bool kInt, int kL>
-auto axis0_instance(int k) -> decltype(&launch<kInt, 2, kL>) {
+auto axis0_instance(int k) -> decltype(&launch<2>) {
   switch (k) {
-    case 2: return &launch<kInt, 2, kL>;
-    case 3: return &launch<kInt, 3, kL>;
-    case 4: return &launch<kInt, 4, kL>;
+    case 2: return &launch<2>;
+    case 3: return &launch<3>;
+    case 4: return &launch<4>;
     default: return nullptr;
   }
 }
 
 }  // namespace
 
-MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count, bool byte_operands) {
+MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   MmaAxis0Plan p{};
-  p.byte_operands = byte_operands;
   p.col_tiles = int(g.cols / kBlockT);
   const int nslabs = int((g.rows + kSlabRows - 1) / kSlabRows);
   // Enough blocks for kMmaMinBlocksPerSm per SM, each warp (a quarter of a half block's warps) keeping >= 1 slab,
   // and few enough rows per segment that its staged activations fit.
   const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
-  // Staged bytes per row: M halves (fp16) or 2M words (bytes); the stride pads 8 halves or 16 words.
-  const int max_slabs = byte_operands ? std::max(1, (kAxis0StageBytes / (8 * M) - 16) / kSlabRows / 4 * 4)
-                                      : std::max(1, (kAxis0StageBytes / (2 * M) - 8) / kSlabRows / 4 * 4);
+  // Staged bytes per row: M halves; the stride pads 8 halves.
+  const int max_slabs = std::max(1, (kAxis0StageBytes / (2 * M) - 8) / kSlabRows / 4 * 4);
   const int fit = (nslabs + max_slabs - 1) / max_slabs;
   const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / (kMmaWarps / 2))));
   p.slabs_per_segment = (nslabs + segments - 1) / segments;
   p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
   p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
   const int seg_rows = p.slabs_per_segment * kSlabRows;
-  p.xf_stride = byte_operands ? (seg_rows + 31) / 32 * 32 + 16 : (seg_rows + 63) / 64 * 64 + 8;
-  p.smem_bytes = byte_operands ? axis0_smem_bytes(2 * M, 2 * M * p.xf_stride * 4) : axis0_smem_bytes(M, M * p.xf_stride * 2);
+  p.xf_stride = (seg_rows + 63) / 64 * 64 + 8;
+  p.smem_bytes = axis0_smem_bytes(M, M * p.xf_stride * 2);
   return p;
 }
 
@@ -363,12 +289,10 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
-  a.cut = state_cut(w.geom.L);
+  a.mask = state_cut(w.geom.L).mask;
   const dim3 grid(plan.col_tiles, plan.segments);
   const int k = w.geom.k;
-  const auto f = !plan.byte_operands ? axis0_instance<false, 0>(k) : for_state_cut(w.geom.L, [&](auto kl) {
-    return axis0_instance<true, decltype(kl)::value>(k);
-  });
+  const auto f = axis0_instance(k);
   if (!f) throw Error("mma axis-0 form: no kernel for k=" + std::to_string(k));
   f(a, grid, plan.smem_bytes, stream);
 }

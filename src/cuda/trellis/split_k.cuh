@@ -6,6 +6,7 @@
 // zeroed accumulators (add_split_tile).
 #pragma once
 #include <cuda/atomic>
+#include <cuda_bf16.h>
 
 #include "launch_constants.cuh"
 
@@ -86,6 +87,33 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
   }
   __syncthreads();
   return last;
+}
+
+// Axis-0 split-K over row segments, for one column block (columns c0 .. c0 +
+// block_cols − 1) of segment `seg`: `values` (shared memory, index c·M + m:
+// the block's sums in real units, written before a block barrier) go to the
+// segment's partials ([segments][C][M] fp32); the last-arriving block of the
+// column block adds the segments' partials from 0.0f in segment order and
+// writes out ([M][C] bf16). With one segment the values are the outputs.
+// Every thread of the block calls it.
+__device__ __forceinline__ void finish_segments(const float* values, int block_cols, int M, int C, int c0, int seg,
+                                                int segments, float* partials, unsigned* counter,
+                                                __nv_bfloat16* out) {
+  const int n = block_cols * M;
+  if (segments > 1) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) partials[(size_t(seg) * C + c0) * M + i] = values[i];
+    if (!block_arrive_last(counter, unsigned(segments))) return;
+  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float s = values[i];
+    if (segments > 1) {
+      s = 0.0f;
+#pragma unroll 8  // the loads of a batch of segments in flight together; the sum stays in segment order
+      for (int sg = 0; sg < segments; ++sg) s += __ldcg(partials + (size_t(sg) * C + c0) * M + i);
+    }
+    const int c = i / M, m = i - c * M;
+    out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
+  }
 }
 
 // The last arrival's ordered sums: for each of N outputs, the `count` fp32

@@ -10,14 +10,14 @@
 //   out_mc = Σ_S (256·D_c,2m + D_c,2m+1 − 510·Σ_{r∈S} q_mr) / S_mS  (fp32, S in order)
 // The MMA's M dimension is the output column, its K the four hash bytes of
 // 8 stored rows. A warp covers a whole 256-column block: lane (g, q) decodes
-// the 32-position run at column 32g of stored rows q and q + 4 of an 8-row
+// the 32-position run at column 32g of stored rows 2q and 2q + 1 of an 8-row
 // slab (the axis-1 run decode, run_decode.cuh: k + 1 words, every shift a
 // constant), and MMA t (t = 0..15) takes run positions t and t + 16:
 //   A row i ↔ column 32i + t, row i + 8 ↔ column 32i + 16 + t,
-//   K slots 4q..4q+3 ↔ stored row q, 16 + 4q.. ↔ row q + 4,
+//   K slots 4q..4q+3 ↔ stored row 2q, 16 + 4q.. ↔ row 2q + 1,
 // so 16 independent accumulator tiles cover the block, and a lane's B
-// fragment (rows q, q + 4 of operand column g) is one 8-byte load: the staged
-// words of a slab are ordered rows 0, 4, 1, 5, 2, 6, 3, 7, and the operand
+// fragment (rows 2q, 2q + 1 of operand column g) is one 8-byte load: the
+// staged words are in row order (stored four at a time), and the operand
 // row stride ≡ 8 (mod 32) words keeps each half warp on 32 distinct banks.
 // Per slab a lane loads its two runs (one vector load and one word each at
 // k = 2 and 4; four words at k = 3, whose 32-position runs are word aligned)
@@ -67,9 +67,10 @@ struct ImmaAxis0Args {
   __nv_bfloat16* out;  // [M][cols]
 };
 
-// Segment row r → staged word: rows q and q + 4 of each 8-row slab adjacent.
-struct SlabPairSlot {
-  __device__ __forceinline__ int operator()(int r) const { return (r & ~7) | ((r & 3) << 1) | ((r >> 2) & 1); }
+// Segment row r → staged word r, so a group's words go out as 16-byte stores (stage_bytes.cuh).
+struct RowOrderSlot {
+  static constexpr bool kQuads = true;
+  __device__ __forceinline__ int operator()(int r) const { return r; }
 };
 
 // Column c's entry in the block sums: one spare entry per 32 columns, so the
@@ -99,13 +100,13 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
   float* scratch = info + 2 * kMmaMaxM;
   uint32_t* words = reinterpret_cast<uint32_t*>(scratch + stage_scratch_floats(kMmaThreads));
 
-  // The lane's runs: column 32g of the block, stored rows q and q + 4 of the slab.
+  // The lane's runs: column 32g of the block, stored rows 2q and 2q + 1 of the slab.
   const int row_stride = G.block_interleave == 2 ? 2 * wpb : int(G.blocks_per_row()) * wpb;
   const size_t step = size_t(kImmaAxis0SlabRows) * row_stride;
   const bool wraps = g == 0;  // the run at t0 = 0: its last word is the block's first
   const uint32_t* run0 = a.codes + G.block_offset(0, cb) + run_first_word(kBlockT, K, 32 * g) +
-                         size_t(sbeg * kImmaAxis0SlabRows + q) * row_stride;
-  const uint32_t* run1 = run0 + size_t(4) * row_stride;
+                         size_t(sbeg * kImmaAxis0SlabRows + 2 * q) * row_stride;
+  const uint32_t* run1 = run0 + row_stride;
   uint32_t next0[K + 1], next1[K + 1];
 
   // The first slab's words are in flight while the block stages x. Programmatic
@@ -116,7 +117,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
   for (int i = threadIdx.x; i < kImmaAxis0SumSlots * pc; i += blockDim.x) block_sums[i] = 0;
   const int row0 = sbeg_seg * kImmaAxis0SlabRows, seg_rows = (send_seg - sbeg_seg) * kImmaAxis0SlabRows;
   stage_bytes_block(StageSlice{a.x, R, row0, seg_rows, seg_rows, M, a.scales}, words, a.x_stride,
-                    reinterpret_cast<int*>(info), info + kMmaMaxM, scratch, SlabPairSlot{});
+                    reinterpret_cast<int*>(info), info + kMmaMaxM, scratch, RowOrderSlot{});
   const bool has_x = g < pc;
   const uint32_t* xrow = words + size_t(has_x ? g : 0) * a.x_stride + 2 * q;
 
@@ -138,7 +139,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
                           : make_uint2(0u, 0u);
 #pragma unroll
     for (int t = 0; t < 16; ++t)
-      // a0/a1: row q at run positions t / t + 16; a2/a3: row q + 4.
+      // a0/a1: row 2q at run positions t / t + 16; a2/a3: row 2q + 1.
       mma_u8s8_16832(acc[t], run_hash<K, D>(w0, t, cut), run_hash<K, D>(w0, t + 16, cut), run_hash<K, D>(w1, t, cut),
                      run_hash<K, D>(w1, t + 16, cut), b.x, b.y);
   }

@@ -27,11 +27,15 @@ cmake --build "$BUILD" -j 16 --target test_trellis_forms trellis_kernels_bench >
 echo "build ok"
 
 if has sass; then
-  for o in $BUILD/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/{mma_axis1,mma_axis0,reduce,scatter}.cu.o; do
-    cuobjdump --dump-sass --gpu-architecture sm_90a "$o" >"/tmp/$(basename "$o" .cu.o).sass" 2>&1
+  forms=(mma_axis1 wgmma_axis1 mma_axis0 imma_axis0 reduce scatter)
+  for f in "${forms[@]}"; do
+    cuobjdump --dump-sass --gpu-architecture sm_90a "$BUILD/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/$f.cu.o" \
+      >"/tmp/$f.sass" 2>&1
   done
-  cat /tmp/{mma_axis1,mma_axis0,reduce,scatter}.sass >/tmp/forms.sass
-  python3 bench/sass_loop_stats.py /tmp/forms.sass --json "$OUT/sass_loop_stats.json" | head -60
+  (cd /tmp && cat "${forms[@]/%/.sass}") >/tmp/forms.sass
+  # To a file first: a pipe into head would end the script before it writes the JSON.
+  python3 bench/sass_loop_stats.py /tmp/forms.sass --json "$OUT/sass_loop_stats.json" >/tmp/sass_loop_stats.txt
+  head -80 /tmp/sass_loop_stats.txt
   gzip -c /tmp/forms.sass >"$OUT/forms_sass.txt.gz"  # tens of MB as text
 fi
 if has tests; then

@@ -85,10 +85,12 @@ void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int
                              ctx.stream());
   } else if (bytes) {
     const auto plan = detail::plan_imma_axis0(g, M, ctx.sm_count());
-    detail::launch_imma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
+    detail::launch_imma_axis0(plan, w, x, M, y, scratch(ctx, plan.split.partial_floats, plan.split.col_tiles),
+                              ctx.stream());
   } else {
     const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
-    detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.partial_floats, plan.col_tiles), ctx.stream());
+    detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.split.partial_floats, plan.split.col_tiles),
+                             ctx.stream());
   }
 }
 

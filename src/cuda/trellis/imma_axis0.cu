@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <string>
 
+#include "axis0_call.cuh"
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
@@ -190,19 +191,12 @@ auto instance(int k) -> decltype(&launch<2, kL>) {
 
 ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   ImmaAxis0Plan p{};
-  p.col_tiles = int(g.cols / kBlockT);
-  const int nslabs = int(g.rows / kImmaAxis0SlabRows);
-  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp keeping >= 1 slab, and segments short enough that
-  // their staged operand (2M words per row, the stride padded by <= 39 words) fits kAxis0StageBytes.
-  const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
+  // Segments the block's 8 warps share, short enough that their staged operand
+  // (2M words per row, the stride padded by <= 39 words) fits kAxis0StageBytes.
   const int max_slabs =
       std::max(kMmaWarps, (kAxis0StageBytes / (8 * M) - 40) / kImmaAxis0SlabRows / kMmaWarps * kMmaWarps);
-  const int fit = (nslabs + max_slabs - 1) / max_slabs;
-  const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / kMmaWarps)));
-  p.slabs_per_segment = (nslabs + segments - 1) / segments;
-  p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
-  p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
-  const int seg_rows = p.slabs_per_segment * kImmaAxis0SlabRows;
+  p.split = plan_axis0_segments(g, M, sm_count, int(g.rows / kImmaAxis0SlabRows), max_slabs, kMmaWarps);
+  const int seg_rows = p.split.slabs_per_segment * kImmaAxis0SlabRows;
   p.x_stride = (seg_rows + 31) / 32 * 32 + 8;
   p.smem_bytes = imma_axis0_smem_bytes(M, 2 * M * p.x_stride * 4);
   return p;
@@ -211,22 +205,13 @@ ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count) {
 void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,
                        uint16_t* out, SplitScratch scratch, cudaStream_t stream) {
   ImmaAxis0Args a{};
-  a.geom = w.geom;
-  a.codes = w.codes;
-  a.scales = reinterpret_cast<const __half*>(w.scales);
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
+  set_axis0_call(a, w, x, M, out, plan.split, scratch);
   a.x_stride = plan.x_stride;
   a.cut = state_cut(w.geom.L);
-  a.segments = plan.segments;
-  a.slabs_per_segment = plan.slabs_per_segment;
-  a.partials = scratch.partials;
-  a.counters = scratch.counters;
-  a.out = reinterpret_cast<__nv_bfloat16*>(out);
   const int k = w.geom.k;
   const auto f = for_state_cut(w.geom.L, [&](auto kl) { return instance<decltype(kl)::value>(k); });
   if (!f) throw Error("imma axis-0 form: no kernel for k=" + std::to_string(k));
-  f(a, dim3(plan.col_tiles, plan.segments), plan.smem_bytes, stream);
+  f(a, dim3(plan.split.col_tiles, plan.split.segments), plan.smem_bytes, stream);
 }
 
 }  // namespace trellis::cuda::detail

@@ -59,10 +59,17 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
 
+// Row segments of an axis-0 tensor-core launch (grid = col_tiles x segments)
+// and the split-K partials they need (axis0_call.cuh plans them).
+struct Axis0Segments {
+  int col_tiles, segments, slabs_per_segment;
+  std::size_t partial_floats;
+};
+
 // Tensor-core, axis 0 (row-major or k3-interleaved codes), fp16 operands (mma).
 struct MmaAxis0Plan {
-  int col_tiles, segments, slabs_per_segment, xf_stride, smem_bytes;  // grid = col_tiles x segments
-  std::size_t partial_floats;
+  Axis0Segments split;
+  int xf_stride, smem_bytes;
 };
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count);
 void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
@@ -76,8 +83,8 @@ constexpr int imma_axis0_smem_bytes(int M, int operand_bytes) {
          operand_bytes;
 }
 struct ImmaAxis0Plan {
-  int col_tiles, segments, slabs_per_segment, x_stride, smem_bytes;  // grid = col_tiles x segments
-  std::size_t partial_floats;
+  Axis0Segments split;
+  int x_stride, smem_bytes;
 };
 ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count);
 void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,

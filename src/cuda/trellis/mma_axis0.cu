@@ -33,6 +33,7 @@
 
 #include <algorithm>
 
+#include "axis0_call.cuh"
 #include "kernels.cuh"
 #include "launch_constants.cuh"
 #include "mma.cuh"
@@ -257,19 +258,11 @@ auto axis0_instance(int k) -> decltype(&launch<2>) {
 
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
   MmaAxis0Plan p{};
-  p.col_tiles = int(g.cols / kBlockT);
-  const int nslabs = int((g.rows + kSlabRows - 1) / kSlabRows);
-  // Enough blocks for kMmaMinBlocksPerSm per SM, each warp (a quarter of a half block's warps) keeping >= 1 slab,
-  // and few enough rows per segment that its staged activations fit.
-  const int want = std::max(1, sm_count * kMmaMinBlocksPerSm / p.col_tiles);
-  // Staged bytes per row: M halves; the stride pads 8 halves.
+  // Segments a half block's 4 warps share, few enough rows that the staged
+  // activations fit (M halves per row, the stride padded by 8 halves).
   const int max_slabs = std::max(1, (kAxis0StageBytes / (2 * M) - 8) / kSlabRows / 4 * 4);
-  const int fit = (nslabs + max_slabs - 1) / max_slabs;
-  const int segments = std::max(fit, std::clamp(want, 1, std::max(1, nslabs / (kMmaWarps / 2))));
-  p.slabs_per_segment = (nslabs + segments - 1) / segments;
-  p.segments = (nslabs + p.slabs_per_segment - 1) / p.slabs_per_segment;
-  p.partial_floats = p.segments > 1 ? std::size_t(p.segments) * g.cols * M : 0;
-  const int seg_rows = p.slabs_per_segment * kSlabRows;
+  p.split = plan_axis0_segments(g, M, sm_count, int((g.rows + kSlabRows - 1) / kSlabRows), max_slabs, kMmaWarps / 2);
+  const int seg_rows = p.split.slabs_per_segment * kSlabRows;
   p.xf_stride = (seg_rows + 63) / 64 * 64 + 8;
   p.smem_bytes = axis0_smem_bytes(M, M * p.xf_stride * 2);
   return p;
@@ -278,19 +271,10 @@ MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
 void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
                       SplitScratch scratch, cudaStream_t stream) {
   Axis0Args a{};
-  a.geom = w.geom;
-  a.codes = w.codes;
-  a.scales = reinterpret_cast<const __half*>(w.scales);
-  a.x = reinterpret_cast<const __nv_bfloat16*>(x);
-  a.M = M;
+  set_axis0_call(a, w, x, M, out, plan.split, scratch);
   a.xf_stride = plan.xf_stride;
-  a.segments = plan.segments;
-  a.slabs_per_segment = plan.slabs_per_segment;
-  a.partials = scratch.partials;
-  a.counters = scratch.counters;
-  a.out = reinterpret_cast<__nv_bfloat16*>(out);
   a.mask = state_cut(w.geom.L).mask;
-  const dim3 grid(plan.col_tiles, plan.segments);
+  const dim3 grid(plan.split.col_tiles, plan.split.segments);
   const int k = w.geom.k;
   const auto f = axis0_instance(k);
   if (!f) throw Error("mma axis-0 form: no kernel for k=" + std::to_string(k));

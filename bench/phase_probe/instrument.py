@@ -129,11 +129,11 @@ edit("imma_axis0.cu", [
     e[0] = probe::smid(), e[1] = send - sbeg, e[2] = 0, e[3] = cb * 1000 + seg;
   }
 }"""),
-    ("""  f(a, dim3(plan.col_tiles, plan.segments), plan.smem_bytes, stream);
-}""", """  f(a, dim3(plan.col_tiles, plan.segments), plan.smem_bytes, stream);
+    ("""  f(a, dim3(plan.split.col_tiles, plan.split.segments), plan.smem_bytes, stream);
+}""", """  f(a, dim3(plan.split.col_tiles, plan.split.segments), plan.smem_bytes, stream);
   probe::collect("axis0 imma " + std::to_string(w.geom.rows) + "x" + std::to_string(w.geom.cols) + " k" +
-                     std::to_string(k) + " M" + std::to_string(M) + " b" + std::to_string(plan.col_tiles * plan.segments),
-                 std::min(plan.col_tiles * plan.segments, 1024), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
+                     std::to_string(k) + " M" + std::to_string(M) + " b" + std::to_string(plan.split.col_tiles * plan.split.segments),
+                 std::min(plan.split.col_tiles * plan.split.segments, 1024), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
                  {{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 6}}, 2, [](int u) { return u * 5; });
 }"""),
 ])

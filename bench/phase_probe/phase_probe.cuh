@@ -124,6 +124,21 @@ inline void collect(const std::string& label, int units, cudaStream_t s, const s
   std::sort(order.begin(), order.end(), [&](int p, int q) { return all[detail_span][p] > all[detail_span][q]; });
   std::map<unsigned long long, int> per_sm;
   for (int u = 0; u < units; ++u) ++per_sm[x[u][0]];
+  // Per SM: when its last unit ended (%globaltimer, from the first unit's entry) and how far its units' ends
+  // spread; a throughput-bound SM whose units end far apart ran its tail with fewer warps.
+  {
+    std::map<unsigned long long, std::pair<unsigned long long, unsigned long long>> ends;  // sm → (first, last)
+    for (int u = 0; u < units; ++u) {
+      auto [it, fresh] = ends.try_emplace(x[u][0], h[u][7], h[u][7]);
+      if (!fresh) it->second.first = std::min(it->second.first, h[u][7]), it->second.second = std::max(it->second.second, h[u][7]);
+    }
+    std::vector<double> last, spread;
+    for (const auto& [sm, fl] : ends) {
+      last.push_back(double(fl.second - gmin) * kCyclesPerUs / 1000.0);
+      spread.push_back(double(fl.second - fl.first) * kCyclesPerUs / 1000.0);
+    }
+    d += "    per SM, last end (gt): " + pct(last) + "\n    per SM, last - first end (gt): " + pct(spread) + "\n";
+  }
   for (int r = 0; r < 6 && r < units; ++r) {
     const int u = order[r];
     char b[200];

@@ -50,7 +50,7 @@ fi
 if has ncu; then
   sections="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats
             --section InstructionStats --section ComputeWorkloadAnalysis --section SchedulerStats --section MemoryWorkloadAnalysis"
-  for k in mma_axis1 mma_axis0; do
+  for k in mma_axis1 imma_axis0; do
     ncu --clock-control none $sections -k regex:"$k" --launch-skip 12 --launch-count 1 \
         ./$BUILD/bench/cuda/trellis_kernels_bench /tmp/ncu_bench.json --quick >>"$OUT/ncu.txt" 2>&1
   done

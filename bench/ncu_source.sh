@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the decode kernels' warps wait, instruction by instruction: Nsight
 # Compute's SourceCounters (warp-state samples per SASS instruction) for one
-# launch each of gate/up (mma_axis1, imma form) and down (mma_axis0, imma form)
+# launch each of gate/up (mma_axis1, imma form) and down (imma_axis0)
 # at M = 1, k = K (default 3), exported as CSV ($OUT/ncu_source_OP_kK.csv,
 # one row per SASS instruction) plus the WarpStateStats summary
 # ($OUT/ncu_source.txt); bench/ncu_source_table.py summarises a CSV.
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
 K=${K:-3}
 bench=./${DEVICE_BUILD:-build/device}/bench/cuda/trellis_kernels_bench
-for spec in ${OPS:-gate_up:mma_axis1 down:mma_axis0}; do
+for spec in ${OPS:-gate_up:mma_axis1 down:imma_axis0}; do
   op=${spec%%:*} kernel=${spec#*:}
   # The 6th launch of the kernel: past the imma form's warm-up, still M = 1.
   ncu --clock-control none -k regex:"$kernel" --launch-skip 5 --launch-count 1 \

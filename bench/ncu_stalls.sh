@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/trellis-out}
 bench=./${DEVICE_BUILD:-build/device}/bench/cuda/trellis_kernels_bench
-for k in mma_axis1 mma_axis0; do
+for k in mma_axis1 imma_axis0; do
   ncu --clock-control none -k regex:"$k" --launch-skip 12 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section SchedulerStats --section ComputeWorkloadAnalysis \
       --metrics smsp__inst_executed.sum,'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio','regex:^smsp__inst_executed_pipe_[a-z_]+\.sum$','regex:^sm__pipe_[a-z_]+_cycles_active\.avg\.pct_of_peak_sustained_active$',smsp__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active \

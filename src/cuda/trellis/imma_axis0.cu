@@ -150,7 +150,10 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
 #pragma unroll
     for (int t = 0; t < 16; ++t)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) atomicAdd(block_sums + sum_slot(32 * g + t + (e >= 2 ? 16 : 0)) * pc + 2 * q + (e & 1), acc[t][e]);
+      for (int e = 0; e < 4; ++e) {
+        const int c = 32 * g + t + (e >= 2 ? 16 : 0);
+        atomicAdd(block_sums + sum_slot(c) * pc + 2 * q + (e & 1), acc[t][e]);
+      }
   }
   __syncthreads();
   // One thread per (column, activation row): the segment's sum in real units.

@@ -117,9 +117,9 @@ edit("imma_axis0.cu", [
   int acc[16][4];"""),
     ("""  // acc[t][e]: column 32g""", """  const unsigned long long pl_clk = probe::clk();
   // acc[t][e]: column 32g"""),
-    ("""  finish_segments(values, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+    ("""  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
 }""", """  const unsigned long long pb_clk = probe::clk();
-  finish_segments(values, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
   const int unit = int(blockIdx.y * gridDim.x + blockIdx.x);
   if (threadIdx.x == 0 && unit < 1024) {
     unsigned long long* r = probe::g_phase[unit];

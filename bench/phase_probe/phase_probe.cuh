@@ -68,11 +68,12 @@ inline Table& table() {
   static Table t;
   return t;
 }
-inline std::string pct(std::vector<double> v) {
+// Percentiles of v in us: cycles by default, or pass 1000 for %globaltimer nanoseconds.
+inline std::string pct(std::vector<double> v, double per_us = kCyclesPerUs) {
   std::sort(v.begin(), v.end());
   char b[200];
   const size_t n = v.size();
-  const auto at = [&](size_t i) { return v[i] / kCyclesPerUs; };
+  const auto at = [&](size_t i) { return v[i] / per_us; };
   std::snprintf(b, sizeof b, "p0 %.2f p10 %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f", at(0), at(n / 10), at(n / 2),
                 at(n * 9 / 10), at(n * 99 / 100), at(n - 1));
   return b;
@@ -134,10 +135,11 @@ inline void collect(const std::string& label, int units, cudaStream_t s, const s
     }
     std::vector<double> last, spread;
     for (const auto& [sm, fl] : ends) {
-      last.push_back(double(fl.second - gmin) * kCyclesPerUs / 1000.0);
-      spread.push_back(double(fl.second - fl.first) * kCyclesPerUs / 1000.0);
+      last.push_back(double(fl.second - gmin));
+      spread.push_back(double(fl.second - fl.first));
     }
-    d += "    per SM, last end (gt): " + pct(last) + "\n    per SM, last - first end (gt): " + pct(spread) + "\n";
+    d += "    per SM, last end (gt): " + pct(last, 1000.0) + "\n    per SM, last - first end (gt): " + pct(spread, 1000.0) +
+         "\n";
   }
   for (int r = 0; r < 6 && r < units; ++r) {
     const int u = order[r];

@@ -17,7 +17,6 @@
 #include <cstdint>
 
 #include "kernels.cuh"
-#include "run_decode.cuh"
 
 namespace trellis::cuda::detail {
 

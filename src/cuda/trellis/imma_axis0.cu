@@ -53,8 +53,6 @@
 namespace trellis::cuda::detail {
 namespace {
 
-static_assert(kImmaAxis0Cols == kBlockT, "a warp covers one T = 256 block");
-
 struct ImmaAxis0Args {
   TrellisGeometry geom;
   const uint32_t* codes;
@@ -77,8 +75,6 @@ struct RowOrderSlot {
 // Column c's entry in the block sums: one spare entry per 32 columns, so the
 // 8 lanes of a warp that hold columns 32g + t (g = 0..7) add into different banks.
 __device__ __forceinline__ int sum_slot(int c) { return c + (c >> 5); }
-
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // kL: 0 for any L, else the geometry's L (states cut by the step where they can: run_decode.cuh).
 template <int K, int kL>
@@ -164,7 +160,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
     values[i] = float(t) * info[kMmaMaxM + m];
   }
   __syncthreads();
-  finish_segments(values, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
 }
 
 // The most shared memory any plan asks for (M = 4 and a full staging budget).

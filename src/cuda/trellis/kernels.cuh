@@ -79,7 +79,7 @@ void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, cons
 // sums (kImmaAxis0SumSlots x 2M), its values in real units (256 x M fp32),
 // the staging's info and scratch, then the staged operand.
 constexpr int imma_axis0_smem_bytes(int M, int operand_bytes) {
-  return (kImmaAxis0SumSlots * 2 * M + kImmaAxis0Cols * M + 2 * kMmaMaxM + stage_scratch_floats(kMmaThreads)) * 4 +
+  return (kImmaAxis0SumSlots * 2 * M + kBlockT * M + 2 * kMmaMaxM + stage_scratch_floats(kMmaThreads)) * 4 +
          operand_bytes;
 }
 struct ImmaAxis0Plan {

@@ -3,6 +3,9 @@
 
 namespace trellis::cuda {
 
+// The tensor-core forms decode T = 256 blocks (the format's practical block).
+inline constexpr int kBlockT = 256;
+
 // Axis-0 tensor-core form: 8 warps per block, two blocks per SM (256
 // threads at <= 128 registers: 8 accumulator tiles, two slabs of code words
 // and a pointer per row run). Measured on the H200 (bench/results/
@@ -51,8 +54,7 @@ inline constexpr int kAxis0StageBytes = 32 * 1024;
 // accumulator tiles), the block's warps add their int32 tiles into column
 // sums in shared memory with one spare entry per 32 columns (bank spread).
 inline constexpr int kImmaAxis0SlabRows = 8;
-inline constexpr int kImmaAxis0Cols = 256;
-inline constexpr int kImmaAxis0SumSlots = kImmaAxis0Cols + kImmaAxis0Cols / 32;
+inline constexpr int kImmaAxis0SumSlots = kBlockT + kBlockT / 32;
 
 // Most activation rows the tensor-core forms take (the MMA's N = 8).
 inline constexpr int kMmaMaxM = 8;

@@ -84,8 +84,6 @@ __device__ __forceinline__ Run16<K> run16_at(int t0) {
   return r;
 }
 
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-
 // Window of position j (0..15) of a normalised 16-run, before the mask.
 template <int K, int N>
 __device__ __forceinline__ uint32_t run16_window(const uint32_t (&w)[N], int j) {
@@ -230,7 +228,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     warp_sums[i] = vals[u];
   }
   __syncthreads();
-  finish_segments(warp_sums, kBlockT, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(warp_sums, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
 }
 
 template <int K>

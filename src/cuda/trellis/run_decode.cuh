@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "launch_constants.cuh"
 #include "trellis/code.hpp"
 
 namespace trellis::cuda::detail {
@@ -34,9 +35,6 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
     w[i] = __ldg(block + wi);
   }
 }
-
-// The tensor-core forms decode T = 256 blocks (the format's practical block).
-inline constexpr int kBlockT = 256;
 
 // The k+1 words of the run whose first word is at `at` (= row + first word)
 // in a T = 256 block: words 0..k−1 never wrap (first <= wpb − k) and load as
@@ -60,6 +58,9 @@ __device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, 
   if (wraps) w[K] = __ldg(at + K - wpb);
   else w[K] = __ldg(at + K);
 }
+
+// Asks L2 to fetch the line holding p (a later slab's code words), without a register or a wait.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // Window of position j (0..31) of a loaded run before the mask: bits
 // (31-j)·k.. of the words, as many as they hold above it.

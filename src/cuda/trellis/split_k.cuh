@@ -89,17 +89,16 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
   return last;
 }
 
-// Axis-0 split-K over row segments, for one column block (columns c0 .. c0 +
-// block_cols − 1) of segment `seg`: `values` (shared memory, index c·M + m:
+// Axis-0 split-K over row segments, for one column block (the kBlockT
+// columns from c0) of segment `seg`: `values` (shared memory, index c·M + m:
 // the block's sums in real units, written before a block barrier) go to the
 // segment's partials ([segments][C][M] fp32); the last-arriving block of the
 // column block adds the segments' partials from 0.0f in segment order and
 // writes out ([M][C] bf16). With one segment the values are the outputs.
 // Every thread of the block calls it.
-__device__ __forceinline__ void finish_segments(const float* values, int block_cols, int M, int C, int c0, int seg,
-                                                int segments, float* partials, unsigned* counter,
-                                                __nv_bfloat16* out) {
-  const int n = block_cols * M;
+__device__ __forceinline__ void finish_segments(const float* values, int M, int C, int c0, int seg, int segments,
+                                                float* partials, unsigned* counter, __nv_bfloat16* out) {
+  const int n = kBlockT * M;
   if (segments > 1) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) partials[(size_t(seg) * C + c0) * M + i] = values[i];
     if (!block_arrive_last(counter, unsigned(segments))) return;

@@ -95,7 +95,7 @@ __device__ __forceinline__ uint32_t run16_window(const uint32_t (&w)[N], int j) 
 template <int K>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_kernel(const Axis0Args a) {
   allow_dependent_grids();
-  extern __shared__ float warp_sums[];  // [kMmaWarps][kAxis0WarpCols][sum_cols], then info, scratch, the staged operand
+  extern __shared__ float warp_sums[];  // [kMmaWarps][kAxis0WarpCols][M], then info, scratch, the staged operand
   constexpr int NW = Run16<K>::kWords;
   constexpr int kHalfCols = kAxis0WarpCols, kWarpsPerHalf = kMmaWarps / 2;
   static_assert(2 * kHalfCols == kBlockT, "a warp covers half a block");
@@ -110,8 +110,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   const uint32_t* block_base = a.codes + G.block_offset(0, cb);
   const Run16<K> at = run16_at<K>(kHalfCols * half + 16 * g);
   const int sbeg_seg = seg * a.slabs_per_segment, send_seg = min(nslabs, sbeg_seg + a.slabs_per_segment);
-  const int sum_cols = a.M;  // per column of the block sums: the activation rows
-  float* info = warp_sums + kMmaWarps * kHalfCols * sum_cols;
+  const int M = a.M;  // also the block sums' values per column
+  float* info = warp_sums + kMmaWarps * kHalfCols * M;
   float* scratch = info + 2 * kMmaMaxM;
   void* operand = scratch + stage_scratch_floats(kMmaThreads);
   // This warp's slabs: an equal share of the segment among its half's warps.
@@ -150,11 +150,11 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   if (sbeg < send) load_slab(next);
   wait_for_prerequisite_grids();
   const int row0 = sbeg_seg * kSlabRows;
-  const StageSlice slice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, a.M,
+  const StageSlice slice{a.x, R, row0, min(R, send_seg * kSlabRows) - row0, (send_seg - sbeg_seg) * kSlabRows, M,
                          a.scales};
   __half* xf = static_cast<__half*>(operand);
   stage_block(slice, xf, a.xf_stride, info, scratch, [](int j) { return j; });
-  const bool has_x = g < a.M;
+  const bool has_x = g < M;
   const uint32_t* xrow = reinterpret_cast<const uint32_t*>(xf + size_t(has_x ? g : 0) * a.xf_stride) + q;  // pair words
 
   float acc[8][4];
@@ -195,14 +195,13 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
   }
 
   // acc[t][e]: column 16g + t + 8·(e >= 2) of the warp's half block, activation row 2q + (e & 1).
-  const int M = a.M;
-  float* mine = warp_sums + size_t(warp) * kHalfCols * sum_cols;
+  float* mine = warp_sums + size_t(warp) * kHalfCols * M;
 #pragma unroll
   for (int t = 0; t < 8; ++t)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int c = 16 * g + t + (e >= 2 ? 8 : 0), col = 2 * q + (e & 1);
-      if (col < sum_cols) mine[c * sum_cols + col] = acc[t][e];
+      if (col < M) mine[c * M + col] = acc[t][e];
     }
   __syncthreads();
   // Block sum of each column over its half's warps in warp order, in real
@@ -214,8 +213,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     const int i = int(threadIdx.x) + u * int(blockDim.x);
     if (i >= n) break;
     const int c = i / M, m = i - c * M;
-    const size_t first = (size_t(c / kHalfCols) * kWarpsPerHalf * kHalfCols + c % kHalfCols) * sum_cols;
-    const size_t step = size_t(kHalfCols) * sum_cols;  // the next warp's entry of the column
+    const size_t first = (size_t(c / kHalfCols) * kWarpsPerHalf * kHalfCols + c % kHalfCols) * M;
+    const size_t step = size_t(kHalfCols) * M;  // the next warp's entry of the column
     float s = 0.0f;
     for (int wv = 0; wv < kWarpsPerHalf; ++wv) s += warp_sums[first + wv * step + m];
     vals[u] = (s - kHalfBias * info[2 * m]) * info[2 * m + 1];

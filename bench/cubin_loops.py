@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The decode loop of each kernel in an sm_90a cubin, read without a disassembler.
+
+usage: cubin_loops.py FILE.cubin [--json OUT.json]
+  make the cubin with the build's flags, e.g.
+  nvcc -I src/cuda/trellis -I include -O3 -DNDEBUG -std=c++17 -x cu \\
+       -gencode=arch=compute_90a,code=sm_90a -cubin src/cuda/trellis/imma_axis0.cu -o imma_axis0.cubin
+
+For machines with nvcc but no cuobjdump/nvdisasm (bench/sass_loop_stats.py
+reads cuobjdump's text on the GPU machine). Each `.text.KERNEL` section of the
+ELF is a run of 16-byte instructions; the opcode is the low 12 bits of the
+first 8 bytes. The codes below were read from test kernels compiled by nvcc
+13.0 for sm_90a, one instruction kind at a time (they are not a documented
+interface: check a new toolkit the same way):
+  BRA 0x947 (signed offset in bytes from the next instruction:
+  int32(bits 32..63)·256 + bits 16..23 ·4), IMMA 0x237, HMMA 0x23c,
+  wgmma (IGMMA) 0xdf1, WARPGROUP.ARRIVE / DEPBAR 0x9c5 (a DEPBAR, i.e.
+  wgmma.wait_group, has bit 47 set; its group count is bits 8..15 of the
+  second 8 bytes), LDL 0x983, STL 0x387.
+The decode loop is the shortest backward-branch span that holds tensor-core
+MMAs. As in sass_loop_stats.py, an m16n8k16 HMMA is 8 decoded weights per
+lane and an m16n8k32 IMMA 4, as is a wgmma m64n8k32 (its A fragment is the
+same four hash words per lane: wgmma_axis1.cu); the MMA
+span (first to last MMA) leaves out the loop's per-tile epilogue. Also
+reported: local-memory spill instructions and wgmma waits inside the loop.
+"""
+import json
+import re
+import struct
+import sys
+
+BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387
+
+
+def text_sections(path):
+    """{section name: bytes} for the ELF64 file's .text.* sections."""
+    b = open(path, "rb").read()
+    if b[:4] != b"\x7fELF" or b[4] != 2:
+        sys.exit(f"{path}: not an ELF64 file (a cubin from nvcc -cubin)")
+    shoff = struct.unpack_from("<Q", b, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    out = {}
+    for h in headers:
+        name = b[names_at + h[0]: b.index(b"\0", names_at + h[0])].decode()
+        if name.startswith(".text."):
+            out[name[len(".text."):]] = b[h[4]: h[4] + h[5]]
+    return out
+
+
+def int32(x):
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def decode_loop(code):
+    ins = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
+    ops = [lo & 0xFFF for lo, _ in ins]
+    best = None
+    for i, (lo, _) in enumerate(ins):
+        if ops[i] != BRA or not lo >> 63:
+            continue
+        target = i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16
+        if 0 <= target <= i and any(o in (IMMA, HMMA, WGMMA) for o in ops[target: i + 1]):
+            if best is None or i - target < best[1] - best[0]:
+                best = (target, i)
+    if best is None:
+        return None
+    first, last = best
+    body = ops[first: last + 1]
+    imma, hmma = body.count(IMMA), body.count(HMMA)
+    weights = 4 * (imma + body.count(WGMMA)) + 8 * hmma
+    mma_at = [j for j, o in enumerate(body) if o in (IMMA, HMMA, WGMMA)]
+    span = mma_at[-1] - mma_at[0] + 1
+    waits = [(ins[j][1] >> 8) & 0xFF for j in range(first, last + 1)
+             if ops[j] == WARPGROUP and (ins[j][0] >> 47) & 1]
+    return {
+        "loop_instructions": len(body),
+        "imma": imma,
+        "hmma": hmma,
+        "wgmma": body.count(WGMMA),
+        "weights_per_lane": weights,
+        "instructions_per_weight": round(len(body) / weights, 3) if weights else None,
+        "mma_span_instructions": span,
+        "mma_span_instructions_per_weight": round(span / weights, 3) if weights else None,
+        "spill_instructions": body.count(LDL) + body.count(STL),
+        "wgmma_waits": waits,
+    }
+
+
+def short_name(mangled):
+    """imma_axis0_kernel<Li3ELi12E> from the mangled name (the identifier whose length prefix fits)."""
+    end = mangled.find("_kernelI")
+    if end < 0:
+        return mangled
+    end += len("_kernel")
+    for start in range(end - 1, 0, -1):
+        digits = re.search(r"(\d+)$", mangled[:start])
+        if digits and any(int(digits.group(1)[i:]) == end - start for i in range(len(digits.group(1)))):
+            args = re.match(r"I(.*?)EEv", mangled[end:])
+            return f"{mangled[start:end]}<{args.group(1) if args else ''}>"
+    return mangled
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
+        sys.exit(__doc__)
+    stats = {}
+    for name, code in text_sections(args[0]).items():
+        loop = decode_loop(code)
+        if loop:
+            stats[name] = loop
+            per = loop["instructions_per_weight"]
+            print(f"{short_name(name)}: loop {loop['loop_instructions']} instr"
+                  + (f" ({per} per weight, MMA span {loop['mma_span_instructions_per_weight']})" if per else "")
+                  + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}")
+    if "--json" in args:
+        with open(args[args.index("--json") + 1], "w") as f:
+            json.dump(stats, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -29,6 +29,8 @@ import re
 import struct
 import sys
 
+from decode_loop import innermost_loop, mma_span, weights_per_lane
+
 BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387
 
 
@@ -56,22 +58,18 @@ def int32(x):
 def decode_loop(code):
     ins = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
     ops = [lo & 0xFFF for lo, _ in ins]
-    best = None
-    for i, (lo, _) in enumerate(ins):
-        if ops[i] != BRA or not lo >> 63:
-            continue
-        target = i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16
-        if 0 <= target <= i and any(o in (IMMA, HMMA, WGMMA) for o in ops[target: i + 1]):
-            if best is None or i - target < best[1] - best[0]:
-                best = (target, i)
+    back = [(i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16, i)
+            for i, (lo, _) in enumerate(ins) if ops[i] == BRA and lo >> 63]
+    best = innermost_loop([(t, i) for t, i in back if 0 <= t <= i],
+                          lambda t, i: any(o in (IMMA, HMMA, WGMMA) for o in ops[t:i + 1]))
     if best is None:
         return None
     first, last = best
     body = ops[first: last + 1]
     imma, hmma = body.count(IMMA), body.count(HMMA)
-    weights = 4 * (imma + body.count(WGMMA)) + 8 * hmma
-    mma_at = [j for j, o in enumerate(body) if o in (IMMA, HMMA, WGMMA)]
-    span = mma_at[-1] - mma_at[0] + 1
+    weights = weights_per_lane(hmma=hmma, imma=imma, wgmma=body.count(WGMMA))
+    span_first, span_last = mma_span([o in (IMMA, HMMA, WGMMA) for o in body])
+    span = span_last - span_first + 1
     waits = [(ins[j][1] >> 8) & 0xFF for j in range(first, last + 1)
              if ops[j] == WARPGROUP and (ins[j][0] >> 47) & 1]
     return {

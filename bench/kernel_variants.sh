@@ -16,9 +16,6 @@
 # Environment: ONLY (ops, default gate_up,up,down), KS (default 2,3,4),
 # LIMIT (seconds; a variant is not started when the time so far plus the
 # longest variant so far would pass it; default 540, under the device's 600),
-# SASS (forms, e.g. imma_axis0,mma_axis1): after the base build, the sm_90a
-# SASS of those forms' objects and their loop statistics (sass_base.json,
-# bench/sass_loop_stats.py) go into the archive,
 # RUNTIME=1: build the full tree instead (with the model sysroot when
 # .carry/model-sysroot.tar.xz is there) and keep each variant's `trellis`;
 # after the builds, synthesize qwen3-14b at 3 bits once and run `trellis run
@@ -73,15 +70,6 @@ fi
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF "${tree[@]}" >"$LOG" 2>&1 ||
   { tail -30 "$LOG"; exit 1; }
 
-# The loop statistics of the forms named in SASS, from the base build's objects.
-base_sass() {
-  local f
-  for f in ${SASS//,/ }; do
-    cuobjdump --dump-sass --gpu-architecture sm_90a "$B/src/cuda/CMakeFiles/trellis_cuda.dir/trellis/$f.cu.o"
-  done >/tmp/base.sass 2>&1
-  python3 bench/sass_loop_stats.py /tmp/base.sass --json "$OUT/sass_base.json" >"$OUT/sass_base.txt"
-}
-
 longest=0
 run_variant() {
   local name=$1 t0 built
@@ -96,7 +84,6 @@ run_variant() {
     return
   fi
   built=$(( $(date +%s) - t0 ))
-  [[ $name == base && -n ${SASS:-} ]] && base_sass
   [[ $RUNTIME == 1 ]] && cp $B/trellis "$bins/$name"
   local tests_rc=skipped
   if [[ $CHECKS == 1 ]]; then

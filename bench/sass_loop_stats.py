@@ -3,22 +3,19 @@
 
 usage: sass_loop_stats.py FILE.sass [--json OUT.json]
 
-For every function in `cuobjdump --dump-sass` output, the decode loop is the
-innermost loop (the shortest backward-branch span) that contains tensor-core
-MMAs (HMMA or IMMA); its instructions are counted by opcode. Every m16n8k16
-HMMA consumes 16 x 16 decoded weights of the warp, 8 per lane; every m16n8k32
-IMMA of the imma form 16 x 8 weights (four hash bytes each), 4 per lane. So
-the loop decodes 8 x HMMA + 4 x IMMA weights per lane per iteration, however
-the compiler unrolled or split it. A CUDA-core form (reduce, gate_up,
-scatter) has no MMA: its decode loop is the innermost loop with IDP4A, one per
-weight. The loop the branches delimit can hold the
-per-tile epilogue too (taken once per tile), so the decode span, first to last
-MMA of the loop, is reported as well: the per-weight work alone.
+For every function in `cuobjdump --dump-sass` output, the decode loop and its
+weights per lane as bench/decode_loop.py defines them (an IMMA counted as the
+imma form's, 4 per lane); a CUDA-core form (reduce, gate_up, scatter) has no
+MMA: its decode loop is the innermost loop with IDP4A, one per weight, and its
+span the whole loop. Both the loop (which can hold the per-tile epilogue) and
+the MMA span are reported, with their opcodes.
 """
 import collections
 import json
 import re
 import sys
+
+from decode_loop import innermost_loop, mma_span, weights_per_lane
 
 FUNC = re.compile(r"Function : (\S+)")
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
@@ -43,29 +40,22 @@ def main():
     out = {}
     for name, ins in parse(path).items():
         addr_index = {a: i for i, (a, _, _) in enumerate(ins)}
-        best = None
+        back = []
+        for i, (a, op, args) in enumerate(ins):
+            t = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
+            if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
+                back.append((addr_index[int(t.group(1), 16)], i))
         # Tensor-core loops first; a CUDA-core form's decode loop is the innermost one with IDP4A.
+        best = None
         for marks in (("HMMA", "IMMA"), ("IDP",)):
-            for i, (a, op, args) in enumerate(ins):
-                if op.startswith("BRA"):
-                    t = re.search(r"0x([0-9a-f]+)", args)
-                    if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
-                        j = addr_index[int(t.group(1), 16)]
-                        has_decode = any(o.startswith(marks) for _, o, _ in ins[j:i + 1])
-                        if has_decode and (best is None or i - j < best[1] - best[0]):
-                            best = (j, i)
-            if best:
-                break
+            best = best or innermost_loop(back, lambda j, i: any(o.startswith(marks) for _, o, _ in ins[j:i + 1]))
         if not best:
             continue
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
-        w = 8 * ops["HMMA"] + 4 * ops["IMMA"] or ops["IDP"]
-        # The decode span: first to last MMA of the loop (the per-weight work
-        # without the loop's loads, bookkeeping and rarely taken epilogue); a
-        # CUDA-core loop's span is the loop.
-        mmas = [i for i, (_, op, _) in enumerate(body) if op.startswith(("HMMA", "IMMA"))] or [0, len(body) - 1]
-        span = body[mmas[0]:mmas[-1] + 1]
+        w = weights_per_lane(hmma=ops["HMMA"], imma=ops["IMMA"]) or ops["IDP"]
+        first, last = mma_span([op.startswith(("HMMA", "IMMA")) for _, op, _ in body]) or (0, len(body) - 1)
+        span = body[first:last + 1]
         span_ops = collections.Counter(op.split(".")[0] for _, op, _ in span)
         entry = {"loop_instructions": len(body), "by_opcode": dict(ops.most_common()),
                  "decode_span_instructions": len(span), "decode_span_by_opcode": dict(span_ops.most_common())}

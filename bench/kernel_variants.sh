@@ -43,6 +43,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader |
 overlay() {
   local dir=$1 f
   while IFS= read -r f; do
+    echo "$f" >>"$B/.overlaid"
     mkdir -p "$saved/$(dirname "$f")"
     if [[ -e $f ]]; then cp -p "$f" "$saved/$f"; else echo "$f" >>"$saved/.created"; fi
     mkdir -p "$(dirname "$f")" && cp "$dir/$f" "$f"
@@ -61,11 +62,19 @@ targets=(test_trellis_forms trellis_kernels_bench)
 [[ $RUNTIME == 1 && $CHECKS == 0 ]] && targets=()
 if [[ $RUNTIME == 1 ]]; then
   use_model_sysroot
-  tree=("${model_cmake_args[@]}")
+  # OFF explicitly: a kernels-only call on the same machine left ON in the cache.
+  tree=(-DTRELLIS_KERNELS_ONLY=OFF "${model_cmake_args[@]}")
   targets+=(trellis)
   rm -rf "$bins" && mkdir -p "$bins"
 else
   tree=(-DTRELLIS_KERNELS_ONLY=ON)
+fi
+# A variant's objects outlive its call in $B, and the next call's tree comes
+# with its own (older) modification times, so the base build would take them
+# for up to date: the files an earlier call overlaid are rebuilt.
+if [[ -f $B/.overlaid ]]; then
+  sort -u "$B/.overlaid" | while IFS= read -r f; do [[ -e $f ]] && touch "$f"; done
+  rm -f "$B/.overlaid"
 fi
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF "${tree[@]}" >"$LOG" 2>&1 ||
   { tail -30 "$LOG"; exit 1; }

@@ -2,10 +2,9 @@
 // inputs drawn fresh per run: greedy argmax (against model::argmax), RMSNorm
 // (layer and per-head QK-norm, in place), RoPE at a far position, attention (a 2100-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
-// 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so on a
-// 132-SM GPU the split count of a decode call of M <= 3 (66 or 67 splits at
-// 2 blocks per SM) passes the 64 whose outputs attention_combine holds in
-// registers, and larger M take fewer), and the Hadamard rotations of the trellis layers (which mirror
+// 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so a decode
+// call's split count passes the 64 splits whose outputs attention_combine
+// holds in registers), and the Hadamard rotations of the trellis layers (which mirror
 // the codec's fp32 butterflies step for step: equal bit for bit).
 // Bounds: elementwise ops 1e-6 relative to the row scale (fp32 math in a
 // different order); attention 1e-5 absolute on O(1) outputs.

@@ -113,7 +113,7 @@ struct AttentionArgs {
   Pos pos;
 };
 constexpr int kAttentionTile = 32;        // keys per shared-memory tile
-constexpr int kAttentionBlocksPerSm = 2;  // the decode split count's target
+constexpr int kAttentionBlocksPerSm = 4;  // the decode split count's target
 constexpr int kAttentionMaxDecodeRows = 8;  // more query rows: prefill, one split
 constexpr int kAttentionRowsPerBlock = 8;   // query rows (m, head) of one kv head per block
 // Blocks per (split, kv head): the M·heads/kv_heads query rows of a kv head in groups of 8.

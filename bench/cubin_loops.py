@@ -16,14 +16,14 @@ interface: check a new toolkit the same way):
   int32(bits 32..63)·256 + bits 16..23 ·4), IMMA 0x237, HMMA 0x23c,
   wgmma (IGMMA) 0xdf1, WARPGROUP.ARRIVE / DEPBAR 0x9c5 (a DEPBAR, i.e.
   wgmma.wait_group, has bit 47 set; its group count is bits 8..15 of the
-  second 8 bytes), LDL 0x983, STL 0x387.
-The decode loop is the shortest backward-branch span that holds tensor-core
-MMAs. As in sass_loop_stats.py, an m16n8k16 HMMA is 8 decoded weights per
-lane and an m16n8k32 IMMA 4, as is a wgmma m64n8k32 (its A fragment is the
-same four hash words per lane: wgmma_axis1.cu); the MMA
-span (first to last MMA) leaves out the loop's per-tile epilogue. Also
-reported: local-memory spill instructions and wgmma waits inside the loop.
+  second 8 bytes), LDL 0x983, STL 0x387, LDG 0x981 (its width in bits 9..11
+  of the second 8 bytes: 2 = 16-bit, 4 = 32, 5 = 64, 6 = 128).
+The decode loop, its weights per lane and its MMA span are as
+bench/decode_loop.py defines them. Also reported: local-memory spill
+instructions, wgmma waits and global loads by width inside the loop (static
+counts: both sides of a branch in the loop are counted).
 """
+import collections
 import json
 import re
 import struct
@@ -31,7 +31,8 @@ import sys
 
 from decode_loop import innermost_loop, mma_span, weights_per_lane
 
-BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387
+BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL, LDG = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387, 0x981
+LDG_BITS = {2: 16, 4: 32, 5: 64, 6: 128}
 
 
 def text_sections(path):
@@ -72,6 +73,7 @@ def decode_loop(code):
     span = span_last - span_first + 1
     waits = [(ins[j][1] >> 8) & 0xFF for j in range(first, last + 1)
              if ops[j] == WARPGROUP and (ins[j][0] >> 47) & 1]
+    loads = collections.Counter(LDG_BITS.get((ins[j][1] >> 9) & 7, 0) for j in range(first, last + 1) if ops[j] == LDG)
     return {
         "loop_instructions": len(body),
         "imma": imma,
@@ -83,6 +85,7 @@ def decode_loop(code):
         "mma_span_instructions_per_weight": round(span / weights, 3) if weights else None,
         "spill_instructions": body.count(LDL) + body.count(STL),
         "wgmma_waits": waits,
+        "global_loads_by_bits": dict(sorted(loads.items())),
     }
 
 
@@ -112,7 +115,8 @@ def main():
             per = loop["instructions_per_weight"]
             print(f"{short_name(name)}: loop {loop['loop_instructions']} instr"
                   + (f" ({per} per weight, MMA span {loop['mma_span_instructions_per_weight']})" if per else "")
-                  + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}")
+                  + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}"
+                  + f", loads by bits {loop['global_loads_by_bits']}")
     if "--json" in args:
         with open(args[args.index("--json") + 1], "w") as f:
             json.dump(stats, f, indent=1)

@@ -13,8 +13,11 @@
 # mma.sync kernel with integer operands at k = 3, the warpgroup kernel at
 # k = 2 and 4) and the fp16 mma form (the same mma.sync kernel at every k);
 # q_o and down at k = 3 — the reduce kernel and the integer axis-0 kernel.
-# Builds the kernels-only tree (build/variants, as bench/kernel_variants.sh)
-# unless DEVICE_BUILD names a built one. Writes $OUT/ncu_counters.txt.
+# (ncu matches the demangled name, where a bool argument reads "(bool)1".)
+# CASES (an extended regex) keeps only the cases it matches. Builds the
+# kernels-only tree (build/variants, as bench/kernel_variants.sh) unless
+# DEVICE_BUILD names a configured one, where it builds just the benchmark.
+# Writes $OUT/ncu_counters.txt.
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
 B=${DEVICE_BUILD:-build/variants}
@@ -22,6 +25,8 @@ if [[ -z ${DEVICE_BUILD:-} ]]; then
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF -DTRELLIS_KERNELS_ONLY=ON \
     >"$OUT/ncu_build.log" 2>&1 && cmake --build "$B" -j 16 --target trellis_kernels_bench >>"$OUT/ncu_build.log" 2>&1 ||
     { tail -30 "$OUT/ncu_build.log"; exit 1; }
+else
+  cmake --build "$B" -j 16 --target trellis_kernels_bench >"$OUT/ncu_build.log" 2>&1 || { tail -30 "$OUT/ncu_build.log"; exit 1; }
 fi
 metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__inst_executed_pipe_lsu.sum
 metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
@@ -32,16 +37,17 @@ metrics+=,smsp__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__in
 metrics+=,smsp__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active
 metrics+=,'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 cases=(  # the most wanted first: a call may stop the script at its time limit
-  "gate_up 3 mma_axis1_kernel<(1|true),"
+  "gate_up 3 mma_axis1_kernel<.bool.1,"
   "gate_up 2 wgmma_axis1_kernel<"
-  "gate_up 3 mma_axis1_kernel<(0|false),"
-  "gate_up 2 mma_axis1_kernel<(0|false),"
+  "gate_up 3 mma_axis1_kernel<.bool.0,"
+  "gate_up 2 mma_axis1_kernel<.bool.0,"
   "q_o 3 reduce_kernel<"
   "down 3 imma_axis0_kernel<"
-  "gate_up 4 mma_axis1_kernel<(0|false),"
+  "gate_up 4 mma_axis1_kernel<.bool.0,"
   "gate_up 4 wgmma_axis1_kernel<"
 )
 for c in "${cases[@]}"; do
+  [[ -n ${CASES:-} && ! $c =~ $CASES ]] && continue
   read -r op k kernel <<<"$c"
   echo "### $op M=1 k=$k $kernel" >>"$OUT/ncu_counters.txt"
   ncu --clock-control none --kernel-name-base demangled -k regex:"$kernel" --launch-skip 3 --launch-count 1 \

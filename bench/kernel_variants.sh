@@ -21,7 +21,8 @@
 # after the builds, synthesize qwen3-14b at 3 bits once and run `trellis run
 # --device cuda` (the 512-token prompt, 256 generated, CUDA graphs) RUNS times
 # per variant (default 2), the variants taking turns so that drift between
-# runs falls on all of them alike; runs stop at 580 s. LIMIT then defaults to 420.
+# runs falls on all of them alike; runs stop at RUN_LIMIT s (default 580). LIMIT
+# then defaults to 420.
 # Results in $OUT: variants.txt (the table) and variants.tgz (tests_NAME.json,
 # bench_NAME.json, runtime_NAME.txt, variants_build.log).
 set -uo pipefail
@@ -30,6 +31,7 @@ ONLY=${ONLY:-gate_up,up,down}
 KS=${KS:-2,3,4}
 RUNTIME=${RUNTIME:-0}
 RUNS=${RUNS:-2}
+RUN_LIMIT=${RUN_LIMIT:-580}
 CHECKS=${CHECKS:-1}
 if [[ $RUNTIME == 1 ]]; then LIMIT=${LIMIT:-420}; else LIMIT=${LIMIT:-540}; fi
 B=build/variants
@@ -121,7 +123,7 @@ if [[ $RUNTIME == 1 && -x $bins/base ]]; then
   for ((r = 1; r <= RUNS; ++r)); do
     for name in "${names[@]}"; do
       [[ -x $bins/$name ]] || continue
-      (( $(date +%s) - t_start > 580 )) && break 2
+      (( $(date +%s) - t_start > RUN_LIMIT )) && break 2
       timeout 60 "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
         >/dev/null 2>/tmp/variant_run.txt
       echo "run $r exit $?: $(tail -1 /tmp/variant_run.txt)" >>"$OUT/runtime_$name.txt"

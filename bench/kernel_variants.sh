@@ -11,7 +11,10 @@
 # .carry/variants/quarter/src/cuda/trellis/run_decode.cuh): they are copied
 # over the tree for that variant's build and the originals put back after it
 # (also when the script is interrupted). Variant directories are ignored
-# paths, so name them in the device call's carry.
+# paths, so name them in the device call's carry. A control variant — a
+# directory holding an unchanged copy of one source file, e.g.
+# src/cuda/trellis/swiglu_op.cu — builds the base code as its own binary and
+# takes its own turn: its difference from base is the comparison's own spread.
 #
 # Environment: ONLY (ops, default gate_up,up,down), KS (default 2,3,4),
 # LIMIT (seconds; a variant is not started when the time so far plus the

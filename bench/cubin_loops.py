@@ -17,9 +17,12 @@ interface: check a new toolkit the same way):
   wgmma (IGMMA) 0xdf1, WARPGROUP.ARRIVE / DEPBAR 0x9c5 (a DEPBAR, i.e.
   wgmma.wait_group, has bit 47 set; its group count is bits 8..15 of the
   second 8 bytes), LDL 0x983, STL 0x387, LDG 0x981 (its width in bits 9..11
-  of the second 8 bytes: 2 = 16-bit, 4 = 32, 5 = 64, 6 = 128).
+  of the second 8 bytes: 2 = 16-bit, 4 = 32, 5 = 64, 6 = 128), IDP4A 0x226
+  (register operands) and 0xc26 (an operand from the constant bank, also
+  what ptxas makes of an immediate byte mask).
 The decode loop, its weights per lane and its MMA span are as
-bench/decode_loop.py defines them. Also reported: local-memory spill
+bench/decode_loop.py defines them (a CUDA-core form's loop: the innermost one
+with IDP4A, one per weight, where no loop holds an MMA). Also reported: local-memory spill
 instructions, wgmma waits and global loads by width inside the loop (static
 counts: both sides of a branch in the loop are counted).
 """
@@ -32,6 +35,7 @@ import sys
 from decode_loop import innermost_loop, mma_span, weights_per_lane
 
 BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL, LDG = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387, 0x981
+IDP4A = (0x226, 0xC26)
 LDG_BITS = {2: 16, 4: 32, 5: 64, 6: 128}
 
 
@@ -61,16 +65,18 @@ def decode_loop(code):
     ops = [lo & 0xFFF for lo, _ in ins]
     back = [(i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16, i)
             for i, (lo, _) in enumerate(ins) if ops[i] == BRA and lo >> 63]
-    best = innermost_loop([(t, i) for t, i in back if 0 <= t <= i],
-                          lambda t, i: any(o in (IMMA, HMMA, WGMMA) for o in ops[t:i + 1]))
+    loops = [(t, i) for t, i in back if 0 <= t <= i]
+    best = innermost_loop(loops, lambda t, i: any(o in (IMMA, HMMA, WGMMA) for o in ops[t:i + 1]))
+    if best is None:
+        best = innermost_loop(loops, lambda t, i: any(o in IDP4A for o in ops[t:i + 1]))
     if best is None:
         return None
     first, last = best
     body = ops[first: last + 1]
     imma, hmma = body.count(IMMA), body.count(HMMA)
-    weights = weights_per_lane(hmma=hmma, imma=imma, wgmma=body.count(WGMMA))
-    span_first, span_last = mma_span([o in (IMMA, HMMA, WGMMA) for o in body])
-    span = span_last - span_first + 1
+    weights = weights_per_lane(hmma=hmma, imma=imma, wgmma=body.count(WGMMA)) or sum(o in IDP4A for o in body)
+    span_at = mma_span([o in (IMMA, HMMA, WGMMA) for o in body])
+    span = span_at[1] - span_at[0] + 1 if span_at else None
     waits = [(ins[j][1] >> 8) & 0xFF for j in range(first, last + 1)
              if ops[j] == WARPGROUP and (ins[j][0] >> 47) & 1]
     loads = collections.Counter(LDG_BITS.get((ins[j][1] >> 9) & 7, 0) for j in range(first, last + 1) if ops[j] == LDG)
@@ -82,7 +88,7 @@ def decode_loop(code):
         "weights_per_lane": weights,
         "instructions_per_weight": round(len(body) / weights, 3) if weights else None,
         "mma_span_instructions": span,
-        "mma_span_instructions_per_weight": round(span / weights, 3) if weights else None,
+        "mma_span_instructions_per_weight": round(span / weights, 3) if weights and span else None,
         "spill_instructions": body.count(LDL) + body.count(STL),
         "wgmma_waits": waits,
         "global_loads_by_bits": dict(sorted(loads.items())),
@@ -114,7 +120,8 @@ def main():
             stats[name] = loop
             per = loop["instructions_per_weight"]
             print(f"{short_name(name)}: loop {loop['loop_instructions']} instr"
-                  + (f" ({per} per weight, MMA span {loop['mma_span_instructions_per_weight']})" if per else "")
+                  + (f" ({per} per weight" if per else "")
+                  + (f", MMA span {loop['mma_span_instructions_per_weight']})" if loop["mma_span_instructions"] else ")" if per else "")
                   + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}"
                   + f", loads by bits {loop['global_loads_by_bits']}")
     if "--json" in args:

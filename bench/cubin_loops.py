@@ -32,7 +32,7 @@ import re
 import struct
 import sys
 
-from decode_loop import innermost_loop, mma_span, weights_per_lane
+from decode_loop import decode_loop_span, mma_span, weights_per_lane
 
 BRA, IMMA, HMMA, WGMMA, WARPGROUP, LDL, STL, LDG = 0x947, 0x237, 0x23C, 0xDF1, 0x9C5, 0x983, 0x387, 0x981
 IDP4A = (0x226, 0xC26)
@@ -65,16 +65,15 @@ def decode_loop(code):
     ops = [lo & 0xFFF for lo, _ in ins]
     back = [(i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16, i)
             for i, (lo, _) in enumerate(ins) if ops[i] == BRA and lo >> 63]
-    loops = [(t, i) for t, i in back if 0 <= t <= i]
-    best = innermost_loop(loops, lambda t, i: any(o in (IMMA, HMMA, WGMMA) for o in ops[t:i + 1]))
-    if best is None:
-        best = innermost_loop(loops, lambda t, i: any(o in IDP4A for o in ops[t:i + 1]))
+    best = decode_loop_span([(t, i) for t, i in back if 0 <= t <= i],
+                            lambda t, i: any(o in (IMMA, HMMA, WGMMA) for o in ops[t:i + 1]),
+                            lambda t, i: any(o in IDP4A for o in ops[t:i + 1]))
     if best is None:
         return None
     first, last = best
     body = ops[first: last + 1]
     imma, hmma = body.count(IMMA), body.count(HMMA)
-    weights = weights_per_lane(hmma=hmma, imma=imma, wgmma=body.count(WGMMA)) or sum(o in IDP4A for o in body)
+    weights = weights_per_lane(hmma=hmma, imma=imma, wgmma=body.count(WGMMA), idp4a=sum(o in IDP4A for o in body))
     span_at = mma_span([o in (IMMA, HMMA, WGMMA) for o in body])
     span = span_at[1] - span_at[0] + 1 if span_at else None
     waits = [(ins[j][1] >> 8) & 0xFF for j in range(first, last + 1)
@@ -118,10 +117,10 @@ def main():
         loop = decode_loop(code)
         if loop:
             stats[name] = loop
-            per = loop["instructions_per_weight"]
+            per, span = loop["instructions_per_weight"], loop["mma_span_instructions_per_weight"]
+            detail = [f"{per} per weight"] * bool(per) + [f"MMA span {span}"] * bool(span)
             print(f"{short_name(name)}: loop {loop['loop_instructions']} instr"
-                  + (f" ({per} per weight" if per else "")
-                  + (f", MMA span {loop['mma_span_instructions_per_weight']})" if loop["mma_span_instructions"] else ")" if per else "")
+                  + (f" ({', '.join(detail)})" if detail else "")
                   + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}"
                   + f", loads by bits {loop['global_loads_by_bits']}")
     if "--json" in args:

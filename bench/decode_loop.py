@@ -3,7 +3,8 @@
 many weights one pass of it decodes.
 
 The decode loop is the innermost loop (the shortest backward-branch span) that
-holds a decode marker: tensor-core MMAs, or IDP4A for a CUDA-core form. Per
+holds tensor-core MMAs, or where no loop does (a CUDA-core form) the innermost
+one that holds an IDP4A, one per decoded weight. Per
 lane, an m16n8k16 HMMA consumes 8 decoded weights (16 x 16 of the warp), an
 m16n8k32 IMMA 4 (16 x 8 weights, four hash bytes each) and a wgmma m64n8k32
 also 4 (its A fragment is the same four hash words per lane: wgmma_axis1.cu),
@@ -23,8 +24,16 @@ def innermost_loop(back_branches, holds_marker):
     return best
 
 
-def weights_per_lane(hmma=0, imma=0, wgmma=0):
-    return 8 * hmma + 4 * (imma + wgmma)
+def decode_loop_span(back_branches, holds_mma, holds_idp4a):
+    """The decode loop: the innermost loop holding an MMA, else (a CUDA-core
+    form) the innermost one holding an IDP4A; None if neither."""
+    return innermost_loop(back_branches, holds_mma) or innermost_loop(back_branches, holds_idp4a)
+
+
+def weights_per_lane(hmma=0, imma=0, wgmma=0, idp4a=0):
+    """Decoded weights per lane in one pass of a loop with these instruction
+    counts: the MMAs' weights, or for a loop without MMAs one per IDP4A."""
+    return 8 * hmma + 4 * (imma + wgmma) or idp4a
 
 
 def mma_span(is_mma):

@@ -21,13 +21,10 @@
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
 B=${DEVICE_BUILD:-build/variants}
-if [[ -z ${DEVICE_BUILD:-} ]]; then
-  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF -DTRELLIS_KERNELS_ONLY=ON \
-    >"$OUT/ncu_build.log" 2>&1 && cmake --build "$B" -j 16 --target trellis_kernels_bench >>"$OUT/ncu_build.log" 2>&1 ||
-    { tail -30 "$OUT/ncu_build.log"; exit 1; }
-else
-  cmake --build "$B" -j 16 --target trellis_kernels_bench >"$OUT/ncu_build.log" 2>&1 || { tail -30 "$OUT/ncu_build.log"; exit 1; }
-fi
+{ [[ -n ${DEVICE_BUILD:-} ]] ||
+    cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF -DTRELLIS_KERNELS_ONLY=ON; } \
+  >"$OUT/ncu_build.log" 2>&1 && cmake --build "$B" -j 16 --target trellis_kernels_bench >>"$OUT/ncu_build.log" 2>&1 ||
+  { tail -30 "$OUT/ncu_build.log"; exit 1; }
 metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__inst_executed_pipe_lsu.sum
 metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 metrics+=,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum

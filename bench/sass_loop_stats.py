@@ -15,7 +15,7 @@ import json
 import re
 import sys
 
-from decode_loop import innermost_loop, mma_span, weights_per_lane
+from decode_loop import decode_loop_span, mma_span, weights_per_lane
 
 FUNC = re.compile(r"Function : (\S+)")
 INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
@@ -45,15 +45,13 @@ def main():
             t = re.search(r"0x([0-9a-f]+)", args) if op.startswith("BRA") else None
             if t and int(t.group(1), 16) < a and int(t.group(1), 16) in addr_index:
                 back.append((addr_index[int(t.group(1), 16)], i))
-        # Tensor-core loops first; a CUDA-core form's decode loop is the innermost one with IDP4A.
-        best = None
-        for marks in (("HMMA", "IMMA"), ("IDP",)):
-            best = best or innermost_loop(back, lambda j, i: any(o.startswith(marks) for _, o, _ in ins[j:i + 1]))
+        best = decode_loop_span(back, lambda j, i: any(o.startswith(("HMMA", "IMMA")) for _, o, _ in ins[j:i + 1]),
+                                lambda j, i: any(o.startswith("IDP") for _, o, _ in ins[j:i + 1]))
         if not best:
             continue
         body = ins[best[0]:best[1] + 1]
         ops = collections.Counter(op.split(".")[0] for _, op, _ in body)
-        w = weights_per_lane(hmma=ops["HMMA"], imma=ops["IMMA"]) or ops["IDP"]
+        w = weights_per_lane(hmma=ops["HMMA"], imma=ops["IMMA"], idp4a=ops["IDP"])
         first, last = mma_span([op.startswith(("HMMA", "IMMA")) for _, op, _ in body]) or (0, len(body) - 1)
         span = body[first:last + 1]
         span_ops = collections.Counter(op.split(".")[0] for _, op, _ in span)

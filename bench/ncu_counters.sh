@@ -12,7 +12,9 @@
 # Cases (op, k, kernel), M = 1: gate/up at k = 2, 3, 4 — the imma form (the
 # mma.sync kernel with integer operands at k = 3, the warpgroup kernel at
 # k = 2 and 4) and the fp16 mma form (the same mma.sync kernel at every k);
-# q_o and down at k = 3 — the reduce kernel and the integer axis-0 kernel.
+# q_o and down at k = 3 — the reduce kernel and the integer axis-0 kernel;
+# q_o at k = 2 in the reduce kernel. Also per launch: shared-memory bank
+# conflicts, registers, the occupancy limits and the waves per SM.
 # (ncu matches the demangled name, where a bool argument reads "(bool)1".)
 # CASES (an extended regex) keeps only the cases it matches. Builds the
 # kernels-only tree (build/variants, as bench/kernel_variants.sh) unless
@@ -32,6 +34,8 @@ metrics+=,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed,l1te
 metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__warps_active.avg.per_cycle_active
 metrics+=,smsp__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
 metrics+=,smsp__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active
+metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__registers_per_thread,launch__occupancy_limit_registers
+metrics+=,launch__occupancy_limit_shared_mem,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active
 metrics+=,'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 cases=(  # the most wanted first: a call may stop the script at its time limit
   "gate_up 3 mma_axis1_kernel<.bool.1,"
@@ -42,6 +46,7 @@ cases=(  # the most wanted first: a call may stop the script at its time limit
   "down 3 imma_axis0_kernel<"
   "gate_up 4 mma_axis1_kernel<.bool.0,"
   "gate_up 4 wgmma_axis1_kernel<"
+  "q_o 2 reduce_kernel<"
 )
 for c in "${cases[@]}"; do
   [[ -n ${CASES:-} && ! $c =~ $CASES ]] && continue
@@ -51,5 +56,5 @@ for c in "${cases[@]}"; do
     --metrics "$metrics" "./$B/bench/cuda/trellis_kernels_bench" /tmp/ncu_counters.json --quick --only "$op" --k "$k" \
     >>"$OUT/ncu_counters.txt" 2>&1
 done
-grep -E "^###|  void|_kernel<|duration|inst_executed|issue_active|warps_active|l1tex|stalled" "$OUT/ncu_counters.txt" |
+grep -E "^###|  void|_kernel<|duration|inst_executed|issue_active|warps_active|l1tex|stalled|launch__" "$OUT/ncu_counters.txt" |
   awk '!/stalled/ || ($NF + 0 > 0.05)' | head -300

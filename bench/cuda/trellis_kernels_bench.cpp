@@ -9,7 +9,7 @@
 // on the same shape and M in the same run (also rotating weight copies).
 //
 // Usage: trellis_kernels_bench OUT.json [--quick] [--only OP,...] [--k K,...]
-//   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v);
+//   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v, qkv);
 //   --k: just these bit widths (default 2,3,4).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     }
   }
   if (usage_error || ks.empty()) {
-    std::fprintf(stderr, "usage: %s OUT.json [--quick] [--only OP,...] [--k K,...]   (ops: gate_up, down, up, q_o, k_v; k: 2, 3, 4)\n",
+    std::fprintf(stderr, "usage: %s OUT.json [--quick] [--only OP,...] [--k K,...]   (ops: gate_up, down, up, q_o, k_v, qkv; k: 2, 3, 4)\n",
                  argv[0]);
     return 2;
   }
@@ -273,6 +273,42 @@ int main(int argc, char** argv) {
             trellis::cuda::linear(ctx, w.view(i), x, M, y, Form::expand_cublas, Numerics::rounded);
           }, 20);
           record(c.op, "expand_cublas", Numerics::rounded, c.out, c.in, k, M, 1, us, bytes, cub);
+        }
+      }
+    }
+  }
+
+  // A layer's q, k and v (Qwen3-14B: 5120, 1024 and 1024 rows of 5120) in one
+  // linear_group call, as a decode step makes it: one stacked launch for the
+  // reduce form, three launches for imma. cuBLAS: the 7168 rows as one matrix.
+  if (wanted("qkv")) {
+    const int64_t in = 5120, rows[3] = {5120, 1024, 1024}, total_rows = 7168;
+    for (int M : ms) {
+      const float cub = cublas_us(total_rows, in, M, 1);
+      for (int k : ks) {
+        std::unique_ptr<Copies> w[3];
+        double bytes = double(M) * in * 2 + double(M) * total_rows * 2;
+        for (int p = 0; p < 3; ++p) {
+          w[p] = std::make_unique<Copies>(trellis::make_geometry(k, 12, 256, 1, rows[p], in), rotate_bytes);
+          bytes += w[p]->code_bytes();
+        }
+        const std::pair<Form, Numerics> forms[] = {{Form::imma, Numerics::factored}, {Form::reduce, Numerics::f32}};
+        for (const auto& [form, mode] : forms) {
+          if (!trellis::cuda::form_supports(form, w[0]->geom, M, mode) ||
+              !trellis::cuda::form_supports(form, w[1]->geom, M, mode))
+            continue;
+          const float us = median_us([&](int i) {
+            TrellisTensorView views[3];
+            trellis::cuda::LinearCall calls[3];
+            uint16_t* out = y;
+            for (int p = 0; p < 3; ++p) {
+              views[p] = w[p]->view(i);
+              calls[p] = {&views[p], out, form, mode};
+              out += M * rows[p];
+            }
+            trellis::cuda::linear_group(ctx, calls, 3, x, M);
+          });
+          record("qkv", trellis::cuda::to_string(form), mode, total_rows, in, k, M, 1, us, bytes, cub);
         }
       }
     }

@@ -98,20 +98,24 @@ if has bench; then
   for graphs in 1 0; do
     TRELLIS_CUDA_GRAPHS=$graphs timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
       >/dev/null 2>/tmp/run_$graphs.txt
-    echo "graphs=$graphs exit $?: $(tail -1 /tmp/run_$graphs.txt)" | tee -a "$LOG"
+    echo "graphs=$graphs exit $?: $(grep -E '^(prompt:|cuda one-token steps)' /tmp/run_$graphs.txt | tr '\n' ' ')" | tee -a "$LOG"
   done
   # The same with graphs and without programmatic dependent launches (trellis/cuda/programmatic_launch.cuh).
   TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
     >/dev/null 2>/tmp/run_nopdl.txt
-  echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
+  echo "graphs=1 TRELLIS_PDL=0 exit $?: $(grep -E '^(prompt:|cuda one-token steps)' /tmp/run_nopdl.txt | tr '\n' ' ')" | tee -a "$LOG"
   python3 - "$OUT/h200_runtime.json" <<'PY'
 import json, re, subprocess, sys
 def stats(path):
-    line = open(path).read().strip().splitlines()[-1]
-    m = re.search(r"prompt: (\d+) tokens, ([\d.]+) tok/s \| generation: (\d+) tokens, ([\d.]+) tok/s \| (.*)", line)
-    if not m: return {"error": line}
-    return {"prompt_tokens": int(m[1]), "prompt_tok_s": float(m[2]), "generated_tokens": int(m[3]),
-            "generation_tok_s": float(m[4]), "backend": m[5]}
+    lines = open(path).read().strip().splitlines()
+    found = [l for l in lines if l.startswith("prompt:")]
+    m = re.search(r"prompt: (\d+) tokens, ([\d.]+) tok/s \| generation: (\d+) tokens, ([\d.]+) tok/s \| (.*)", found[-1]) if found else None
+    if not m: return {"error": lines[-1] if lines else "no output"}
+    doc = {"prompt_tokens": int(m[1]), "prompt_tok_s": float(m[2]), "generated_tokens": int(m[3]),
+           "generation_tok_s": float(m[4]), "backend": m[5]}
+    steps = [l for l in lines if l.startswith("cuda one-token steps")]
+    if steps: doc["steps"] = steps[-1]
+    return doc
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.mem",
                       "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().split(", ")
 import os; commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()

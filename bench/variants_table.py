@@ -8,7 +8,9 @@ name in the order given and prints one row per (op, form, M, k) with each
 variant's median µs and, past the first, its change against the first.
 Variants that did not run (no file) are left out; a row a variant lacks shows "-".
 Then, where OUT_DIR/runtime_NAME.txt exists (kernel_variants.sh RUNTIME=1),
-one line per variant: its runs' generation tok/s in run order and their mean.
+one line per variant: its runs' generation tok/s in run order and their mean,
+and where the runs reported it, their host time per one-token step before
+the step's launch (trellis run's "cuda one-token steps" line).
 """
 import json
 import os
@@ -22,9 +24,13 @@ def runtime_lines(out, names):
         if not os.path.exists(path):
             continue
         with open(path) as f:
-            tps = [float(m[1]) for m in re.finditer(r"generation: \d+ tokens, ([\d.]+) tok/s", f.read())]
+            text = f.read()
+        tps = [float(m[1]) for m in re.finditer(r"generation: \d+ tokens, ([\d.]+) tok/s", text)]
         mean = f"mean {sum(tps) / len(tps):.1f}" if tps else "no run finished"
         yield f"generation tok/s {name:>18}: " + " ".join(f"{t:.1f}" for t in tps) + f"  ({mean})"
+        host = [float(m[1]) for m in re.finditer(r"per step ([\d.]+) us on the host", text)]
+        if host:
+            yield f"host us per step {name:>18}: " + " ".join(f"{h:.0f}" for h in host)
 
 
 def main():

@@ -1,8 +1,10 @@
 // `trellis run`: generate from a prompt, or chat, with a model on the CPU
-// (or CUDA once that backend exists). Generated text streams to stdout as
-// it comes (complete UTF-8 pieces); after each generation one stats line
-// goes to stderr: prompt tokens and tok/s, generated tokens and tok/s, the
-// backend. Without -m the model is models/shakespeare-qwen3-15m-3bit (the
+// or with CUDA. Generated text streams to stdout as it comes (complete UTF-8
+// pieces); after each generation one stats line goes to stderr: prompt
+// tokens and tok/s, generated tokens and tok/s, the backend; with CUDA and
+// a prompt, then one line on the session's one-token steps (how many
+// replayed a graph, the host's time per step before its launch and the wait
+// for its result: model::step_report). Without -m the model is models/shakespeare-qwen3-15m-3bit (the
 // bf16 fixture coded by `trellis quantize --bits 3 --rotate --quantize-head`)
 // under the working directory, else under the source tree this binary was
 // built from.
@@ -123,6 +125,7 @@ void run(const RunArgs& a) {
   const auto stats = runner.complete(prompt, a.max_new, sampler, echo_then);
   if (!echoed) print_piece(a.prompt);
   print_stats(stats, runner);
+  if (const std::string steps = model::step_report(backend); !steps.empty()) std::fprintf(stderr, "%s\n", steps.c_str());
   model::report_profile(backend);
 }
 

@@ -51,6 +51,19 @@ void report_profile(const Backend& backend) {
   if (!out.flush()) throw Error("TRELLIS_PROFILE: cannot write the profile to '" + path + "'");
   std::fprintf(stderr, "profile written to %s\n", path.c_str());
 }
+
+std::string step_report(const Backend& backend) {
+  const auto g = cuda_graph_stats(backend);
+  const int64_t steps = g ? g->replays + g->eager_steps : 0;
+  if (steps == 0) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "cuda one-token steps: %lld (%lld replayed a graph, %lld eager); per step %.0f us on the host "
+                "before the launch, %.0f us from the launch to the result",
+                (long long)steps, (long long)g->replays, (long long)g->eager_steps, 1e6 * g->host_seconds / double(steps),
+                1e6 * g->wait_seconds / double(steps));
+  return line;
+}
 #else
 std::unique_ptr<Backend> make_backend(Device device) {
   if (device == Device::cpu) return make_cpu_backend();
@@ -60,6 +73,7 @@ std::unique_ptr<Backend> make_backend(Device device) {
 bool profiling(const Backend&) { return false; }
 void reset_profile(Backend&) {}
 void report_profile(const Backend&) {}
+std::string step_report(const Backend&) { return ""; }
 #endif
 
 }  // namespace trellis::model

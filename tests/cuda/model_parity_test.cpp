@@ -7,6 +7,9 @@
 #include "model_cuda_fixture.hpp"
 
 #include <cstdio>
+#include <string>
+
+#include "trellis/model/device.hpp"
 
 namespace trellis {
 namespace {
@@ -49,6 +52,11 @@ TEST(CudaModelParity, IncrementalDecodingMatchesTransformers) {
   EXPECT_GE(a.same_top1, kRefTokens - 1);
   EXPECT_TRUE(after.disabled.empty()) << after.disabled;
   EXPECT_GE(after.replays - before.replays, 60);  // 64 one-token steps: the first few run eagerly
+  // Every step's host time (recording, launch) and its wait for the result are counted.
+  EXPECT_GT(after.host_seconds, before.host_seconds);
+  EXPECT_GT(after.wait_seconds, before.wait_seconds);
+  const std::string report = model::step_report(m.backend());
+  EXPECT_NE(report.find("replayed a graph"), std::string::npos) << report;
 }
 
 TEST(CudaModelParity, GraphReplaysMatchEagerSteps) {

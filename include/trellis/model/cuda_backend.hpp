@@ -82,6 +82,14 @@ struct CudaGraphStats {
   int64_t captures = 0;     // graphs captured
   int64_t replays = 0;      // steps run by replaying a graph
   std::string disabled;     // why graphs are off (empty while on)
+  // Summed over the one-token steps: the host's time from a step's first op
+  // to its launch (the ops recorded, then the graph replayed or captured, or
+  // the ops launched eagerly), and from the launch until the step's result
+  // reached the host. The device has nothing of the step to run before its
+  // launch, so host_seconds per step is GPU time lost per token unless the
+  // previous step is still running.
+  double host_seconds = 0;
+  double wait_seconds = 0;
 };
 
 // The profile as a text table and as one JSON object.

@@ -520,6 +520,7 @@ class CudaBackend final : public Backend {
       check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()), "cudaMemcpyAsync (to host)");
     });
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
+    steps_.result_arrived();
     if (profiler_) profiler_->end_forward();
   }
 

@@ -10,7 +10,7 @@ Variants that did not run (no file) are left out; a row a variant lacks shows "-
 Then, where OUT_DIR/runtime_NAME.txt exists (kernel_variants.sh RUNTIME=1),
 one line per variant: its runs' generation tok/s in run order and their mean,
 and where the runs reported it, their host time per one-token step before
-the step's launch (trellis run's "cuda one-token steps" line).
+the step's launch (from trellis run's stats line).
 """
 import json
 import os

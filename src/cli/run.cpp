@@ -1,10 +1,10 @@
 // `trellis run`: generate from a prompt, or chat, with a model on the CPU
 // or with CUDA. Generated text streams to stdout as it comes (complete UTF-8
 // pieces); after each generation one stats line goes to stderr: prompt
-// tokens and tok/s, generated tokens and tok/s, the backend; with CUDA and
-// a prompt, then one line on the session's one-token steps (how many
-// replayed a graph, the host's time per step before its launch and the wait
-// for its result: model::step_report). Without -m the model is models/shakespeare-qwen3-15m-3bit (the
+// tokens and tok/s, generated tokens and tok/s, the backend, and with CUDA
+// the session's one-token steps so far (how many replayed a graph, the
+// host's time per step before its launch and the wait for its result:
+// model::step_report). Without -m the model is models/shakespeare-qwen3-15m-3bit (the
 // bf16 fixture coded by `trellis quantize --bits 3 --rotate --quantize-head`)
 // under the working directory, else under the source tree this binary was
 // built from.
@@ -66,9 +66,11 @@ fs::path resolve_model(const std::string& given) {
 
 void print_stats(const model::GenerationStats& s, const model::Runner& runner) {
   std::fflush(stdout);
-  std::fprintf(stderr, "\nprompt: %lld tokens, %.1f tok/s | generation: %lld tokens, %.1f tok/s | %s\n",
+  const std::string steps = model::step_report(runner.model().backend());
+  std::fprintf(stderr, "\nprompt: %lld tokens, %.1f tok/s | generation: %lld tokens, %.1f tok/s | %s%s%s\n",
                (long long)s.prompt_tokens, s.prompt_tokens_per_second(), (long long)s.generated_tokens,
-               s.generation_tokens_per_second(), runner.model().backend().name().c_str());
+               s.generation_tokens_per_second(), runner.model().backend().name().c_str(), steps.empty() ? "" : " | ",
+               steps.c_str());
 }
 
 void print_piece(std::string_view piece) {
@@ -125,7 +127,6 @@ void run(const RunArgs& a) {
   const auto stats = runner.complete(prompt, a.max_new, sampler, echo_then);
   if (!echoed) print_piece(a.prompt);
   print_stats(stats, runner);
-  if (const std::string steps = model::step_report(backend); !steps.empty()) std::fprintf(stderr, "%s\n", steps.c_str());
   model::report_profile(backend);
 }
 

@@ -58,8 +58,8 @@ std::string step_report(const Backend& backend) {
   if (steps == 0) return "";
   char line[256];
   std::snprintf(line, sizeof line,
-                "cuda one-token steps: %lld (%lld replayed a graph, %lld eager); per step %.0f us on the host "
-                "before the launch, %.0f us from the launch to the result",
+                "one-token steps: %lld (%lld replayed a graph, %lld eager), per step %.0f us on the host "
+                "before the launch and %.0f us from the launch to the result",
                 (long long)steps, (long long)g->replays, (long long)g->eager_steps, 1e6 * g->host_seconds / double(steps),
                 1e6 * g->wait_seconds / double(steps));
   return line;

@@ -28,7 +28,7 @@ void reset_profile(Backend& backend);
 // When profiling: prints the op table to stderr and writes the JSON to
 // $TRELLIS_PROFILE (a trellis::Error when it cannot be written). Else no-op.
 void report_profile(const Backend& backend);
-// One line on a CUDA backend's one-token steps so far: how many replayed a
+// A CUDA backend's one-token steps so far, for a stats line: how many replayed a
 // graph and how many ran eagerly, and per step the host's time before the
 // launch and the wait from the launch to the result (CudaGraphStats).
 // Empty for any other backend and before the first step.

@@ -129,8 +129,7 @@ if [[ $RUNTIME == 1 && -x $bins/base ]]; then
       (( $(date +%s) - t_start > RUN_LIMIT )) && break 2
       timeout 60 "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
         >/dev/null 2>/tmp/variant_run.txt
-      rc=$?
-      echo "run $r exit $rc: $(grep -E '^prompt:' /tmp/variant_run.txt | tail -1)" >>"$OUT/runtime_$name.txt"
+      echo "run $r exit $?: $(tail -1 /tmp/variant_run.txt)" >>"$OUT/runtime_$name.txt"
     done
   done
 fi

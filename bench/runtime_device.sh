@@ -98,22 +98,20 @@ if has bench; then
   for graphs in 1 0; do
     TRELLIS_CUDA_GRAPHS=$graphs timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
       >/dev/null 2>/tmp/run_$graphs.txt
-    echo "graphs=$graphs exit $?: $(grep -E '^prompt:' /tmp/run_$graphs.txt | tail -1)" | tee -a "$LOG"
+    echo "graphs=$graphs exit $?: $(tail -1 /tmp/run_$graphs.txt)" | tee -a "$LOG"
   done
   # The same with graphs and without programmatic dependent launches (trellis/cuda/programmatic_launch.cuh).
   TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
     >/dev/null 2>/tmp/run_nopdl.txt
-  echo "graphs=1 TRELLIS_PDL=0 exit $?: $(grep -E '^prompt:' /tmp/run_nopdl.txt | tail -1)" | tee -a "$LOG"
+  echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
   python3 - "$OUT/h200_runtime.json" <<'PY'
 import json, re, subprocess, sys
 def stats(path):
-    lines = open(path).read().strip().splitlines()
-    found = [l for l in lines if l.startswith("prompt:")]
-    m = re.search(r"prompt: (\d+) tokens, ([\d.]+) tok/s \| generation: (\d+) tokens, ([\d.]+) tok/s \| ([^|]*?)\s*(?:\| (.*))?$",
-                  found[-1]) if found else None
-    if not m: return {"error": lines[-1] if lines else "no output"}
+    line = open(path).read().strip().splitlines()[-1]
+    m = re.search(r"prompt: (\d+) tokens, ([\d.]+) tok/s \| generation: (\d+) tokens, ([\d.]+) tok/s \| ([^|]*?)\s*(?:\| (.*))?$", line)
+    if not m: return {"error": line}
     doc = {"prompt_tokens": int(m[1]), "prompt_tok_s": float(m[2]), "generated_tokens": int(m[3]),
-           "generation_tok_s": float(m[4]), "backend": m[5].strip()}
+           "generation_tok_s": float(m[4]), "backend": m[5]}
     if m[6]: doc["steps"] = m[6]
     return doc
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.mem",

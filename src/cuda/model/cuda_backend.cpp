@@ -12,6 +12,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -513,14 +514,16 @@ class CudaBackend final : public Backend {
   // replayed), then `bytes` come back from the device and the host waits for
   // them (the profiler's "to_host" op, part `part`).
   void end_forward(void* dst, const void* src, size_t bytes, const char* part) {
-    if (steps_.recording()) steps_.finish(epoch());
+    const bool step = steps_.recording();
+    if (step) steps_.finish(epoch());
+    const auto launched = std::chrono::steady_clock::now();
     // A copy into pageable memory may block the host until the stream reaches it.
     if (profiler_) profiler_->enqueued();
     timed(profiler_.get(), "to_host", part, [&] {
       check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()), "cudaMemcpyAsync (to host)");
     });
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (to host)");
-    steps_.result_arrived();
+    if (step) steps_.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count());
     if (profiler_) profiler_->end_forward();
   }
 

@@ -121,15 +121,7 @@ void StepGraphs::finish(uint64_t epoch) {
     if (enabled_) warm_.insert(key_);
   }
   launches_.clear();
-  launched_ = std::chrono::steady_clock::now();
-  stats_.host_seconds += std::chrono::duration<double>(launched_ - begun_).count();
-  awaiting_ = true;
-}
-
-void StepGraphs::result_arrived() {
-  if (!awaiting_) return;
-  awaiting_ = false;
-  stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - launched_).count();
+  stats_.host_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count();
 }
 
 }  // namespace trellis::model::cuda

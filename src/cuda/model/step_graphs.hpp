@@ -47,9 +47,8 @@ class StepGraphs {
   bool add(std::vector<uint64_t> signature, Launch launch, int64_t pos0 = -1);
   // Runs the recorded step (no-op when none is recording).
   void finish(uint64_t epoch);
-  // The finished step's result is on the host (counts its wait; no-op when
-  // no step is awaiting one).
-  void result_arrived();
+  // The host waited this long for a finished step's result (stats).
+  void waited(double seconds) { stats_.wait_seconds += seconds; }
   // Runs the recorded launches eagerly, without a graph, and waits.
   void flush();
   const CudaGraphStats& stats() const { return stats_; }
@@ -70,8 +69,7 @@ class StepGraphs {
   std::map<std::vector<uint64_t>, cudaGraphExec_t> graphs_;
   std::set<std::vector<uint64_t>> warm_;
   uint64_t epoch_ = 0;
-  std::chrono::steady_clock::time_point begun_, launched_;  // of the current step
-  bool awaiting_ = false;                                    // finished, its result not yet on the host
+  std::chrono::steady_clock::time_point begun_;  // of the current step
   CudaGraphStats stats_;
 };
 

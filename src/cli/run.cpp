@@ -3,7 +3,7 @@
 // pieces); after each generation one stats line goes to stderr: prompt
 // tokens and tok/s, generated tokens and tok/s, the backend, and with CUDA
 // the session's one-token steps so far (how many replayed a graph, the
-// host's time per step before its launch and the wait for its result:
+// host's time per step before its launch and its wait for a result:
 // model::step_report). Without -m the model is models/shakespeare-qwen3-15m-3bit (the
 // bf16 fixture coded by `trellis quantize --bits 3 --rotate --quantize-head`)
 // under the working directory, else under the source tree this binary was

@@ -59,7 +59,7 @@ std::string step_report(const Backend& backend) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "one-token steps: %lld (%lld replayed a graph, %lld eager), per step %.0f us on the host "
-                "before the launch and %.0f us from the launch to the result",
+                "before the launch and %.0f us waiting for a result",
                 (long long)steps, (long long)g->replays, (long long)g->eager_steps, 1e6 * g->host_seconds / double(steps),
                 1e6 * g->wait_seconds / double(steps));
   return line;

@@ -50,9 +50,17 @@ void Session::check_fits(int64_t n) const {
                 " do not fit the context of " + std::to_string(context()) + " tokens");
 }
 
+void Session::check_all_taken(const char* what) const {
+  if (!launched_.empty())
+    throw Error(std::string("session: ") + what + " with " + std::to_string(launched_.size()) +
+                " launched forward(s) whose tokens are not taken");
+}
+
 std::span<const float> Session::forward(std::span<const int32_t> tokens, bool all_logits) {
   const int64_t n = int64_t(tokens.size()), vocab = model_->arch().vocab;
+  check_all_taken("forward");
   check_fits(n);
+  last_taken_.reset();
   host_logits_.resize(size_t((all_logits ? n : 1) * vocab));
   Backend& b = model_->backend();
   if (!all_logits) {
@@ -68,8 +76,39 @@ std::span<const float> Session::forward(std::span<const int32_t> tokens, bool al
 }
 
 int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
+  check_all_taken("forward_argmax");
   check_fits(int64_t(tokens.size()));
+  last_taken_.reset();
   return model_->backend().argmax(run_to_last(tokens));
+}
+
+void Session::launch_argmax(std::span<const int32_t> tokens) {
+  check_fits(int64_t(tokens.size()));
+  model_->backend().argmax_to_next(run_to_last(tokens));
+  launched_.push_back(-1);
+}
+
+void Session::launch_argmax_next() {
+  if (launched_.empty()) {
+    // The newest token is on the host already: it goes in as a host token.
+    if (!last_taken_) throw Error("session: launch_argmax_next needs an earlier launch_argmax");
+    const int32_t token = *last_taken_;
+    return launch_argmax(std::span(&token, 1));
+  }
+  check_fits(1);
+  const int64_t at = position();
+  const int32_t next = Backend::kNextToken;
+  model_->backend().argmax_to_next(run_to_last(std::span(&next, 1)));
+  launched_.push_back(at);
+}
+
+int32_t Session::take_token() {
+  if (launched_.empty()) throw Error("session: take_token with no launched forward");
+  const int32_t token = model_->backend().take_token();
+  launched_.pop_front();
+  if (!launched_.empty() && launched_.front() >= 0) tokens_[size_t(launched_.front())] = token;
+  last_taken_ = token;
+  return token;
 }
 
 Act Session::run_to_last(std::span<const int32_t> tokens) {
@@ -81,6 +120,8 @@ Act Session::run_to_last(std::span<const int32_t> tokens) {
 }
 
 void Session::rewind(int64_t position) {
+  check_all_taken("rewind");
+  last_taken_.reset();
   if (position < 0 || position > this->position())
     throw Error("session: cannot rewind to position " + std::to_string(position) + " (holding " +
                 std::to_string(this->position()) + ")");

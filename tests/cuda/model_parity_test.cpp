@@ -52,7 +52,7 @@ TEST(CudaModelParity, IncrementalDecodingMatchesTransformers) {
   EXPECT_GE(a.same_top1, kRefTokens - 1);
   EXPECT_TRUE(after.disabled.empty()) << after.disabled;
   EXPECT_GE(after.replays - before.replays, 60);  // 64 one-token steps: the first few run eagerly
-  // Every step's host time (recording, launch) and its wait for the result are counted.
+  // Every step's host time (recording, launch) and its wait for a result are counted.
   EXPECT_GT(after.host_seconds, before.host_seconds);
   EXPECT_GT(after.wait_seconds, before.wait_seconds);
   const std::string report = model::step_report(m.backend());

@@ -82,5 +82,34 @@ TEST(CudaTrellisModel, GreedyMatchesCpuOrDivergesAtANearTie) {
   EXPECT_LE(gap, kMaxAbs) << "CUDA's greedy choice is not a near tie on the CPU";
 }
 
+// generate()'s greedy loop is pipelined (the next step launched with its
+// token left on the device, CUDA graphs replaying it): the tokens, and the
+// session's, are those of one synchronous forward_argmax per step, and the
+// one forward it launched past the stop is taken back.
+TEST(CudaTrellisModel, PipelinedGreedyMatchesSynchronousSteps) {
+  TRELLIS_REQUIRE_GPU();
+  const auto prompt = test::reference_json()["prompt_ids"].get<std::vector<int32_t>>();
+  constexpr int64_t kNew = 40;
+  model::Session sync(cuda_3bit(), 256);
+  std::vector<int32_t> expected = {sync.forward_argmax(prompt)};
+  while (int64_t(expected.size()) < kNew) expected.push_back(sync.forward_argmax(std::span(&expected.back(), 1)));
+  model::Session piped(cuda_3bit(), 256);
+  model::Sampler greedy({.temperature = 0});
+  std::vector<int32_t> got;
+  const auto stats = model::generate(piped, prompt, kNew, greedy, {}, [&](int32_t id) {
+    got.push_back(id);
+    return true;
+  });
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(stats.decode_steps, kNew - 1);
+  EXPECT_EQ(piped.tokens(), sync.tokens());
+  // Stopped by the callback after 10 tokens: the session holds 9 of them.
+  model::Session stopped(cuda_3bit(), 256);
+  int64_t n = 0;
+  model::generate(stopped, prompt, kNew, greedy, {}, [&](int32_t) { return ++n < 10; });
+  EXPECT_EQ(stopped.position(), int64_t(prompt.size()) + 9);
+  EXPECT_EQ(stopped.forward_argmax(std::span(&expected[9], 1)), expected[10]);
+}
+
 }  // namespace
 }  // namespace trellis

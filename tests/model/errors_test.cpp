@@ -1,12 +1,14 @@
 // Clear errors at the model's edges: a directory without tokenizer.json or
 // without weights, an unsupported architecture, a prompt longer than the
-// context, a device this build cannot run.
+// context, pipelined decoding's calls out of order, a device this build
+// cannot run.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@
 #include "trellis/error.hpp"
 #include "trellis/model/device.hpp"
 #include "trellis/model/runner.hpp"
+#include "trellis/model/session.hpp"
 
 namespace trellis {
 namespace {
@@ -68,6 +71,20 @@ TEST(ModelErrors, PromptLongerThanTheContext) {
 
 TEST(ModelErrors, ZeroContext) {
   test::expect_error([&] { model::Session s(test::fixture_model(), 0); }, {"context"});
+}
+
+// Pipelined decoding's session calls out of order say what is missing.
+TEST(ModelErrors, LaunchedForwardsOutOfOrder) {
+  model::Session s(test::fixture_model(), 64);
+  const std::vector<int32_t> prompt = {827, 271};
+  test::expect_error([&] { s.launch_argmax_next(); }, {"launch_argmax_next", "earlier launch_argmax"});
+  test::expect_error([&] { s.take_token(); }, {"take_token", "no launched forward"});
+  s.launch_argmax(prompt);
+  test::expect_error([&] { s.forward(prompt); }, {"forward", "not taken"});
+  test::expect_error([&] { s.rewind(0); }, {"rewind", "not taken"});
+  s.take_token();
+  s.rewind(0);
+  EXPECT_EQ(s.position(), 0);
 }
 
 // A CUDA backend either comes up (CUDA build, visible GPU) or the error says

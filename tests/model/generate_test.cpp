@@ -1,7 +1,9 @@
 // Generation on the fixture: greedy decoding from reference.json's prompt
 // reproduces transformers' greedy continuation exactly, through the token
 // API and through the Runner (tokenizer, streaming text); the greedy path's
-// backend argmax is forward's logits' argmax.
+// backend argmax is forward's logits' argmax; the pipelined greedy loop
+// takes back the forward it launched ahead when a token stops it, and the
+// session's launched forwards give forward_argmax's tokens.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -99,6 +101,43 @@ TEST(Generate, StopTokenEndsWithoutReportingIt) {
   });
   EXPECT_EQ(stats.stop, model::StopReason::stop_token);
   EXPECT_EQ(got, std::vector<int32_t>(greedy_ids.begin() + 2, greedy_ids.begin() + 5));
+  // The forward launched ahead for the stop token is taken back: the session
+  // holds the prompt and every reported token, as unpipelined.
+  EXPECT_EQ(s.tokens(), std::vector<int32_t>(greedy_ids.begin(), greedy_ids.begin() + 5));
+  EXPECT_EQ(stats.decode_steps, 3);
+}
+
+TEST(Generate, CallbackStopTakesBackTheForwardLaunchedAhead) {
+  const auto greedy_ids = test::fixture_reference()["greedy_ids"].get<std::vector<int32_t>>();
+  model::Session s(test::fixture_model(), 64);
+  model::Sampler greedy({.temperature = 0});
+  int64_t n = 0;
+  const auto stats = model::generate(s, std::span(greedy_ids).first(2), 20, greedy, {}, [&](int32_t) { return ++n < 3; });
+  EXPECT_EQ(stats.stop, model::StopReason::callback);
+  EXPECT_EQ(stats.generated_tokens, 3);
+  EXPECT_EQ(stats.decode_steps, 2);
+  EXPECT_EQ(s.tokens(), std::vector<int32_t>(greedy_ids.begin(), greedy_ids.begin() + 4));
+  // The session is usable again: the next forward follows on from there.
+  EXPECT_EQ(s.forward_argmax(std::span(greedy_ids).subspan(4, 1)), greedy_ids[5]);
+}
+
+// Pipelined greedy decoding (Session::launch_argmax_next): the tokens of
+// forward_argmax, each position holding kNextToken until its token is taken.
+TEST(Generate, LaunchedForwardsGiveForwardArgmaxTokens) {
+  const auto greedy_ids = test::fixture_reference()["greedy_ids"].get<std::vector<int32_t>>();
+  model::Session s(test::fixture_model(), 64);
+  const auto prompt = std::span(greedy_ids).first(3);
+  s.launch_argmax(prompt);
+  s.launch_argmax_next();
+  EXPECT_EQ(s.tokens().back(), model::Backend::kNextToken);
+  EXPECT_EQ(s.take_token(), greedy_ids[3]);
+  EXPECT_EQ(s.tokens().back(), greedy_ids[3]);
+  s.launch_argmax_next();
+  EXPECT_EQ(s.take_token(), greedy_ids[4]);
+  EXPECT_EQ(s.take_token(), greedy_ids[5]);
+  s.launch_argmax_next();  // every token taken: the newest goes in from the host
+  EXPECT_EQ(s.take_token(), greedy_ids[6]);
+  EXPECT_EQ(s.tokens(), std::vector<int32_t>(greedy_ids.begin(), greedy_ids.begin() + 6));
 }
 
 }  // namespace

@@ -220,6 +220,16 @@ class Backend {
   virtual void to_host(const Act& x, float* dst) = 0;
   virtual int32_t argmax(const Act& x) = 0;
 
+  // Pipelined greedy decoding. argmax_to_next(x): the argmax of x's last row
+  // (as argmax()) becomes the token of the next embed whose one id is
+  // kNextToken, and joins a queue that take_token() empties in order,
+  // waiting for the device where it must. A backend may return from
+  // argmax_to_next before the token exists, so that the host prepares the
+  // next forward while the device runs this one.
+  static constexpr int32_t kNextToken = -1;
+  virtual void argmax_to_next(const Act& x) = 0;
+  virtual int32_t take_token() = 0;
+
   // Fused ops (contracts above; defaults: the compositions, below).
   virtual void qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,
                         const VectorWeight* q_norm, const VectorWeight* k_norm, float eps,

@@ -84,10 +84,10 @@ struct CudaGraphStats {
   std::string disabled;     // why graphs are off (empty while on)
   // Summed over the one-token steps: the host's time from a step's first op
   // to its launch (the ops recorded, then the graph replayed or captured, or
-  // the ops launched eagerly), and from the launch until the step's result
-  // reached the host. The device has nothing of the step to run before its
-  // launch, so host_seconds per step is GPU time lost per token unless the
-  // previous step is still running.
+  // the ops launched eagerly), and the time it then spent blocked waiting
+  // for a step's result. The device has nothing of the step to run before
+  // its launch, so host_seconds per step is GPU time lost per token unless
+  // the previous step is still running (pipelined greedy decoding).
   double host_seconds = 0;
   double wait_seconds = 0;
 };

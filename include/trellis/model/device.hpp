@@ -30,7 +30,7 @@ void reset_profile(Backend& backend);
 void report_profile(const Backend& backend);
 // A CUDA backend's one-token steps so far, for a stats line: how many replayed a
 // graph and how many ran eagerly, and per step the host's time before the
-// launch and the wait from the launch to the result (CudaGraphStats).
+// launch and its wait for a step's result (CudaGraphStats).
 // Empty for any other backend and before the first step.
 std::string step_report(const Backend& backend);
 

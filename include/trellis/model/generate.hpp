@@ -8,8 +8,13 @@
 //   stop after max_new tokens or when the context is full;
 //   run it through a one-token forward.
 // The last reported token is not run, so the session holds the prompt and
-// every reported token but the last. Errors (trellis::Error): an empty
-// prompt, or one that does not fit the context ("prompt is N tokens, ...").
+// every reported token but the last. Greedy decoding is pipelined: a
+// token's one-token forward is launched before the token reaches the host
+// (Session::launch_argmax_next) wherever the loop would run it once the
+// token is reported, and taken back (its position rewound) where the token
+// stops the loop instead; the tokens, the session and the stats are those
+// of the loop above. Errors (trellis::Error): an empty prompt, or one that
+// does not fit the context ("prompt is N tokens, ...").
 #pragma once
 #include <cstdint>
 #include <functional>

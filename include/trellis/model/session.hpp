@@ -13,10 +13,21 @@
 // CUDA on the GPU: only the id comes back, not the logits).
 // rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
 // prefix it shares with the next prompt.
-// Errors (trellis::Error): no tokens, or position()+n beyond the context.
+// Pipelined greedy decoding: launch_argmax(tokens) runs the forward of
+// tokens as forward_argmax does, and launch_argmax_next() the one-token
+// forward of the newest launched forward's token, without waiting for it
+// (Backend::argmax_to_next); take_token() returns the launched forwards'
+// tokens in order. A token's position holds Backend::kNextToken in tokens()
+// until it is taken. forward, forward_argmax and rewind need every launched
+// token taken first.
+// Errors (trellis::Error): no tokens, or position()+n beyond the context;
+// launch_argmax_next before any launch; take_token with none to take; a
+// forward or rewind with launched tokens not yet taken.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -31,6 +42,9 @@ class Session {
 
   std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits = false);
   int32_t forward_argmax(std::span<const int32_t> tokens);
+  void launch_argmax(std::span<const int32_t> tokens);
+  void launch_argmax_next();
+  int32_t take_token();
   void rewind(int64_t position);
 
   int64_t position() const { return int64_t(tokens_.size()); }
@@ -40,6 +54,7 @@ class Session {
  private:
   enum class Logits { none, last_row, every_row };
   void check_fits(int64_t n) const;
+  void check_all_taken(const char* what) const;
   // The decoder on one batch; the logits asked for, on the backend (an empty Act for none).
   Act run_batch(std::span<const int32_t> tokens, Logits logits);
   // The tokens in batches of at most max_batch; the last token's logits, on the backend.
@@ -52,6 +67,11 @@ class Session {
   ActBuffer x_, h_, q_, k_, v_, attn_, proj_, mlp_, logits_;
   std::vector<int32_t> tokens_;
   std::vector<float> host_logits_;
+  // Launched forwards whose tokens are not yet taken, oldest first: the
+  // position that each one's input token holds as kNextToken (-1: its
+  // inputs came from the host). The newest taken token, once there is one.
+  std::deque<int64_t> launched_;
+  std::optional<int32_t> last_taken_;
 };
 
 }  // namespace trellis::model

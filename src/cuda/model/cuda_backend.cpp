@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -124,6 +125,49 @@ class ArgmaxState {
   int32_t* host_ = nullptr;
 };
 
+// Pipelined greedy decoding's tokens on their way to the host: per slot a
+// pinned int32 and the event after its copy; slots are used in turn, at most
+// kSlots − 1 of them (and of the steps' parameter slots) waiting at once.
+class TokenQueue {
+ public:
+  static constexpr int kSlots = StepGraphs::kParamSlots;
+  TokenQueue() {
+    check_cuda(cudaMallocHost(&host_, kSlots * sizeof(int32_t)), "cudaMallocHost (token queue)");
+    for (cudaEvent_t& e : ready_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (token queue)");
+  }
+  ~TokenQueue() {
+    for (cudaEvent_t e : ready_) cudaEventDestroy(e);
+    cudaFreeHost(host_);
+  }
+  TokenQueue(const TokenQueue&) = delete;
+  TokenQueue& operator=(const TokenQueue&) = delete;
+  bool full() const { return int(queued_.size()) == kSlots - 1; }
+  bool empty() const { return queued_.empty(); }
+  // The next slot, queued: its pinned int and its event.
+  std::pair<int32_t*, cudaEvent_t> push(bool step) {
+    const int s = next_;
+    next_ = (next_ + 1) % kSlots;
+    queued_.push_back({s, step});
+    return {host_ + s, ready_[s]};
+  }
+  struct Taken {
+    int32_t* host;
+    cudaEvent_t ready;
+    bool step;  // the token of a one-token step (its wait counts in the step stats)
+  };
+  Taken pop() {
+    const auto [s, step] = queued_.front();
+    queued_.pop_front();
+    return {host_ + s, ready_[s], step};
+  }
+
+ private:
+  int32_t* host_ = nullptr;
+  cudaEvent_t ready_[kSlots] = {};
+  std::deque<std::pair<int, bool>> queued_;
+  int next_ = 0;
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const CudaBackendOptions& options)
@@ -189,13 +233,22 @@ class CudaBackend final : public Backend {
 
   void embed(const EmbeddingWeight& e, std::span<const int32_t> ids, const Act& out) override {
     require(out.rows == int64_t(ids.size()) && out.cols == e.hidden && out.elem_bytes == 4, "embed", "output shape");
+    // kNextToken: the token the last argmax_to_next left in steps_.next_token().
+    const bool next = ids.size() == 1 && ids[0] == kNextToken;
+    require(!next || next_token_written_, "embed", "the next token comes from an earlier argmax_to_next, and there was none");
     for (const int32_t id : ids)
-      require(id >= 0 && id < e.vocab, "embed",
+      require(next || (id >= 0 && id < e.vocab), "embed",
               "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
     const auto& table = static_cast<const CudaEmbedding&>(e);
     const int64_t hidden = e.hidden;
     image_ = {};
     flush();
+    if (next && !steps_.enabled()) {
+      if (profiler_) profiler_->begin_forward(1);
+      timed(profiler_.get(), "embed", "embed",
+            [&] { launch_embed(table.table.get(), table.type, hidden, steps_.next_token(), 1, f32(out), stream_.get()); });
+      return;
+    }
     if (ids.size() == 1 && steps_.enabled()) {
       steps_.begin(ids[0]);
       const int32_t* token = steps_.device_token();
@@ -493,6 +546,37 @@ class CudaBackend final : public Backend {
     return *argmax_.host();
   }
 
+  // The argmax goes to steps_.next_token(), where the next one-token step
+  // (embed with kNextToken) reads it, and from there to a pinned slot of the
+  // token queue, whose event take_token() waits for. Under the profiler the
+  // forward ends as argmax()'s does (it waits for the token).
+  void argmax_to_next(const Act& x) override {
+    require(x.rows >= 1 && x.cols >= 1, "argmax_to_next", "the row is empty");
+    require(!tokens_.full(), "argmax_to_next",
+            "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
+    int32_t* slot = steps_.next_token();
+    submit(x.rows, {15, word(x.data), uint64_t(x.cols), word(slot)}, -1, [=, this](Pos) {
+      timed(profiler_.get(), "argmax", "argmax",
+            [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), slot, stream_.get()); });
+    });
+    next_token_written_ = true;
+    const auto [host, ready] = tokens_.push(steps_.recording());
+    if (profiler_) return end_forward(host, slot, sizeof(int32_t), "token id");
+    if (steps_.recording()) steps_.finish(epoch());
+    check_cuda(cudaMemcpyAsync(host, slot, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_.get()),
+               "cudaMemcpyAsync (token)");
+    check_cuda(cudaEventRecord(ready, stream_.get()), "cudaEventRecord (token)");
+  }
+
+  int32_t take_token() override {
+    require(!tokens_.empty(), "take_token", "no token is queued (argmax_to_next queues one)");
+    const TokenQueue::Taken t = tokens_.pop();
+    const auto t0 = std::chrono::steady_clock::now();
+    check_cuda(cudaEventSynchronize(t.ready), "cudaEventSynchronize (token)");
+    if (t.step) steps_.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return *t.host;
+  }
+
   const CudaGraphStats& graph_stats() const { return steps_.stats(); }
   OpProfiler* profiler() const { return profiler_.get(); }
 
@@ -688,6 +772,8 @@ class CudaBackend final : public Backend {
   NormImage image_;
   DeviceBuffer workspace_;
   ArgmaxState argmax_;
+  TokenQueue tokens_;
+  bool next_token_written_ = false;  // an argmax_to_next has run: embed may take kNextToken
   std::string gpu_;
 };
 

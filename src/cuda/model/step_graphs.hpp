@@ -5,7 +5,11 @@
 // each op as (signature, launch): the signature holds everything the launch
 // depends on (op, pointers, shapes, layer) except the token and the
 // position, which the launches read from device memory (params(): int32
-// [position, token]). finish() uploads [position, token] and then
+// [position, token]). A step begun with Backend::kNextToken reads the token
+// the previous forward's argmax left there (next_token(), pipelined greedy
+// decoding) and uploads only its position. The host side of the parameters
+// is a ring of kParamSlots pinned pairs, so a step may be prepared while
+// kParamSlots − 1 earlier ones wait to run. finish() uploads them and then
 //   - replays the graph captured for this exact op sequence, or
 //   - captures one, if the sequence ran once already (its scratch sized), or
 //   - runs the launches eagerly and remembers the sequence.
@@ -41,13 +45,17 @@ class StepGraphs {
   Pos device_pos() const { return {params_dev_, 0}; }
   const int32_t* device_token() const { return params_dev_ + 1; }
 
+  // token: the step's input, or Backend::kNextToken (already on the device).
   void begin(int32_t token);
+  // Where the step reads its token: an argmax that leaves the next step's token here.
+  int32_t* next_token() const { return params_dev_ + 1; }
+  static constexpr int kParamSlots = 4;
   // False when the op cannot join the step (another position); the caller
   // then flushes and runs it eagerly.
   bool add(std::vector<uint64_t> signature, Launch launch, int64_t pos0 = -1);
   // Runs the recorded step (no-op when none is recording).
   void finish(uint64_t epoch);
-  // The host waited this long for a finished step's result (stats).
+  // The host waited this long for a step's result (stats).
   void waited(double seconds) { stats_.wait_seconds += seconds; }
   // Runs the recorded launches eagerly, without a graph, and waits.
   void flush();
@@ -61,7 +69,10 @@ class StepGraphs {
   cudaStream_t stream_;
   bool enabled_;
   bool recording_ = false;
-  int32_t* params_host_ = nullptr;  // pinned [position, token]
+  int32_t* params_host_ = nullptr;  // pinned [kParamSlots][position, token]
+  int32_t* params_ = nullptr;       // the current step's pair in params_host_
+  int param_slot_ = 0;
+  bool token_on_device_ = false;    // the current step's token: next_token()
   int32_t* params_dev_ = nullptr;
   bool have_pos_ = false;
   std::vector<uint64_t> key_;

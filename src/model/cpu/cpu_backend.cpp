@@ -3,6 +3,8 @@
 // the trellis kernels (cpu_linear), attention, vector_ops. Weight handles
 // are the cpu_linear/attention classes and the small ones below.
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -100,10 +102,13 @@ class CpuBackend final : public Backend {
   void embed(const EmbeddingWeight& e, std::span<const int32_t> ids, const Act& out) override {
     const auto& table = *static_cast<const CpuEmbedding&>(e).table;
     require(out.rows == int64_t(ids.size()) && out.cols == e.hidden, "embed", "output shape");
+    const bool next = ids.size() == 1 && ids[0] == kNextToken;
+    require(!next || next_token_, "embed", "the next token comes from an earlier argmax_to_next, and there was none");
     for (size_t m = 0; m < ids.size(); ++m) {
-      require(ids[m] >= 0 && ids[m] < e.vocab, "embed",
-              "token id " + std::to_string(ids[m]) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
-      for (int64_t i = 0; i < e.hidden; ++i) f32(out)[int64_t(m) * e.hidden + i] = element(table, ids[m] * e.hidden + i);
+      const int32_t id = next ? *next_token_ : ids[m];
+      require(id >= 0 && id < e.vocab, "embed",
+              "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
+      for (int64_t i = 0; i < e.hidden; ++i) f32(out)[int64_t(m) * e.hidden + i] = element(table, id * e.hidden + i);
     }
   }
 
@@ -145,8 +150,20 @@ class CpuBackend final : public Backend {
   int32_t argmax(const Act& x) override {
     return model::argmax(std::span(static_cast<const float*>(x.data), size_t(x.cols)));
   }
+  void argmax_to_next(const Act& x) override {
+    next_token_ = argmax(x);
+    queued_.push_back(*next_token_);
+  }
+  int32_t take_token() override {
+    require(!queued_.empty(), "take_token", "no token is queued (argmax_to_next queues one)");
+    const int32_t t = queued_.front();
+    queued_.pop_front();
+    return t;
+  }
 
  private:
+  std::optional<int32_t> next_token_;  // the last argmax_to_next's token
+  std::deque<int32_t> queued_;         // argmax_to_next's tokens not yet taken
   cpu::ThreadPool pool_;
 };
 

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>

@@ -233,7 +233,7 @@ class CudaBackend final : public Backend {
 
   void embed(const EmbeddingWeight& e, std::span<const int32_t> ids, const Act& out) override {
     require(out.rows == int64_t(ids.size()) && out.cols == e.hidden && out.elem_bytes == 4, "embed", "output shape");
-    // kNextToken: the token the last argmax_to_next left in steps_.next_token().
+    // kNextToken: the token the last argmax_to_next left in steps_.device_token().
     const bool next = ids.size() == 1 && ids[0] == kNextToken;
     require(!next || next_token_written_, "embed", "the next token comes from an earlier argmax_to_next, and there was none");
     for (const int32_t id : ids)
@@ -243,12 +243,6 @@ class CudaBackend final : public Backend {
     const int64_t hidden = e.hidden;
     image_ = {};
     flush();
-    if (next && !steps_.enabled()) {
-      if (profiler_) profiler_->begin_forward(1);
-      timed(profiler_.get(), "embed", "embed",
-            [&] { launch_embed(table.table.get(), table.type, hidden, steps_.next_token(), 1, f32(out), stream_.get()); });
-      return;
-    }
     if (ids.size() == 1 && steps_.enabled()) {
       steps_.begin(ids[0]);
       const int32_t* token = steps_.device_token();
@@ -256,9 +250,13 @@ class CudaBackend final : public Backend {
                  [=, this, &table] { launch_embed(table.table.get(), table.type, hidden, token, 1, f32(out), stream_.get()); });
       return;
     }
-    int32_t* d_ids = scratch_.get<int32_t>(Slot::ids, ids.size());
-    check_cuda(cudaMemcpyAsync(d_ids, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream_.get()),
-               "cudaMemcpyAsync (token ids)");
+    const int32_t* d_ids = steps_.device_token();
+    if (!next) {
+      int32_t* uploaded = scratch_.get<int32_t>(Slot::ids, ids.size());
+      check_cuda(cudaMemcpyAsync(uploaded, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream_.get()),
+                 "cudaMemcpyAsync (token ids)");
+      d_ids = uploaded;
+    }
     if (profiler_) profiler_->begin_forward(int64_t(ids.size()));
     timed(profiler_.get(), "embed", "embed",
           [&] { launch_embed(table.table.get(), table.type, hidden, d_ids, out.rows, f32(out), stream_.get()); });
@@ -537,28 +535,20 @@ class CudaBackend final : public Backend {
   }
 
   int32_t argmax(const Act& x) override {
-    require(x.rows >= 1 && x.cols >= 1, "argmax", "the row is empty");
-    submit(x.rows, {14, word(x.data), uint64_t(x.cols)}, -1, [=, this](Pos) {
-      timed(profiler_.get(), "argmax", "argmax",
-            [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), argmax_.answer(), stream_.get()); });
-    });
+    submit_argmax("argmax", x, argmax_.answer());
     end_forward(argmax_.host(), argmax_.answer(), sizeof(int32_t), "token id");
     return *argmax_.host();
   }
 
-  // The argmax goes to steps_.next_token(), where the next one-token step
+  // The argmax goes to steps_.device_token(), where the next one-token step
   // (embed with kNextToken) reads it, and from there to a pinned slot of the
   // token queue, whose event take_token() waits for. Under the profiler the
   // forward ends as argmax()'s does (it waits for the token).
   void argmax_to_next(const Act& x) override {
-    require(x.rows >= 1 && x.cols >= 1, "argmax_to_next", "the row is empty");
     require(!tokens_.full(), "argmax_to_next",
             "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
-    int32_t* slot = steps_.next_token();
-    submit(x.rows, {15, word(x.data), uint64_t(x.cols), word(slot)}, -1, [=, this](Pos) {
-      timed(profiler_.get(), "argmax", "argmax",
-            [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), slot, stream_.get()); });
-    });
+    int32_t* slot = steps_.device_token();
+    submit_argmax("argmax_to_next", x, slot);
     next_token_written_ = true;
     const auto [host, ready] = tokens_.push(steps_.recording());
     if (profiler_) return end_forward(host, slot, sizeof(int32_t), "token id");
@@ -581,6 +571,16 @@ class CudaBackend final : public Backend {
   OpProfiler* profiler() const { return profiler_.get(); }
 
  private:
+  // The argmax of x's last row into `answer` (device memory), recorded into
+  // the current one-token step or launched now.
+  void submit_argmax(const char* op, const Act& x, int32_t* answer) {
+    require(x.rows >= 1 && x.cols >= 1, op, "the row is empty");
+    submit(x.rows, {14, word(x.data), uint64_t(x.cols), word(answer)}, -1, [=, this](Pos) {
+      timed(profiler_.get(), "argmax", "argmax",
+            [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), answer, stream_.get()); });
+    });
+  }
+
   // Runs `launch` now, or records it into the current one-token step.
   template <typename F>
   void submit(int64_t rows, std::vector<uint64_t> signature, int64_t pos0, F launch) {

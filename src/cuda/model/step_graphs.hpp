@@ -6,7 +6,7 @@
 // depends on (op, pointers, shapes, layer) except the token and the
 // position, which the launches read from device memory (params(): int32
 // [position, token]). A step begun with Backend::kNextToken reads the token
-// the previous forward's argmax left there (next_token(), pipelined greedy
+// the previous forward's argmax left there (device_token(), pipelined greedy
 // decoding) and uploads only its position. The host side of the parameters
 // is a ring of kParamSlots pinned pairs, so a step may be prepared while
 // kParamSlots − 1 earlier ones wait to run. finish() uploads them and then
@@ -43,12 +43,11 @@ class StepGraphs {
   bool enabled() const { return enabled_; }
   bool recording() const { return recording_; }
   Pos device_pos() const { return {params_dev_, 0}; }
-  const int32_t* device_token() const { return params_dev_ + 1; }
+  // Where the step reads its token; an argmax may leave the next step's token here.
+  int32_t* device_token() const { return params_dev_ + 1; }
 
   // token: the step's input, or Backend::kNextToken (already on the device).
   void begin(int32_t token);
-  // Where the step reads its token: an argmax that leaves the next step's token here.
-  int32_t* next_token() const { return params_dev_ + 1; }
   static constexpr int kParamSlots = 4;
   // False when the op cannot join the step (another position); the caller
   // then flushes and runs it eagerly.
@@ -72,7 +71,7 @@ class StepGraphs {
   int32_t* params_host_ = nullptr;  // pinned [kParamSlots][position, token]
   int32_t* params_ = nullptr;       // the current step's pair in params_host_
   int param_slot_ = 0;
-  bool token_on_device_ = false;    // the current step's token: next_token()
+  bool token_on_device_ = false;    // the current step's token: already at device_token()
   int32_t* params_dev_ = nullptr;
   bool have_pos_ = false;
   std::vector<uint64_t> key_;

@@ -13,7 +13,8 @@
 # mma.sync kernel with integer operands at k = 3, the warpgroup kernel at
 # k = 2 and 4) and the fp16 mma form (the same mma.sync kernel at every k);
 # q_o and down at k = 3 — the reduce kernel and the integer axis-0 kernel;
-# q_o at k = 2 in the reduce kernel. Also per launch: shared-memory bank
+# q_o at k = 2 in the reduce kernel; the warpgroup kernel at k = 3 (which
+# runs there only where a build lets it serve M = 1 at k = 3). Also per launch: shared-memory bank
 # conflicts, registers, the occupancy limits and the waves per SM.
 # (ncu matches the demangled name, where a bool argument reads "(bool)1".)
 # CASES (an extended regex) keeps only the cases it matches. Builds the
@@ -47,6 +48,7 @@ cases=(  # the most wanted first: a call may stop the script at its time limit
   "gate_up 4 mma_axis1_kernel<.bool.0,"
   "gate_up 4 wgmma_axis1_kernel<"
   "q_o 2 reduce_kernel<"
+  "gate_up 3 wgmma_axis1_kernel<"
 )
 for c in "${cases[@]}"; do
   [[ -n ${CASES:-} && ! $c =~ $CASES ]] && continue

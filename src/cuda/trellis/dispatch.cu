@@ -75,7 +75,7 @@ void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16
 
 void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, bool bytes) {
   const auto& g = w.geom;
-  if (g.axis == 1 && bytes && detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
+  if (g.axis == 1 && bytes && detail::wgmma_axis1_serves(g, 1, M, ctx.cc_major())) {
     const auto plan = detail::plan_wgmma_axis1(g, 1, M, ctx.sm_count());
     detail::launch_wgmma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, 0, plan.counters),
                                ctx.stream());
@@ -193,7 +193,7 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
   const TrellisTensorView w[2] = {gate, up};
   switch (form) {
     case Form::imma:
-      if (detail::wgmma_axis1_serves(g, M, ctx.cc_major())) {
+      if (detail::wgmma_axis1_serves(g, 2, M, ctx.cc_major())) {
         const auto plan = detail::plan_wgmma_axis1(g, 2, M, ctx.sm_count());
         detail::launch_wgmma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, 0, plan.counters),
                                    ctx.stream());

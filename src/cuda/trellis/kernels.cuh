@@ -49,12 +49,13 @@ void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int 
 
 // Integer tensor-core form, axis 1, on warpgroup MMAs (sm_90a, wgmma_axis1.cu):
 // the imma form's results bit for bit, where wgmma_axis1_serves says so
-// (compute capability 9.x, M 1..4 except M = 1 at k = 3, cols·32 bytes of staged operand).
+// (compute capability 9.x, M 1..4 except gate/up at M = 1 with the gate at k = 3,
+// cols·32 bytes of staged operand).
 struct WgmmaAxis1Plan {
   int slices, chunks_per_tile, chunks, groups, blocks, smem_bytes;  // slices: 16-row output slices
   std::size_t counters;  // zeroed scratch words: a counter and the int32 accumulators per slice
 };
-bool wgmma_axis1_serves(const TrellisGeometry& g, int M, int cc_major);
+bool wgmma_axis1_serves(const TrellisGeometry& g, int nproj, int M, int cc_major);
 WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);

@@ -262,11 +262,15 @@ struct WgmmaInstances {
 
 }  // namespace
 
-// Not at M = 1 with k = 3: there the mma.sync kernel measured faster on the
-// H200 (gate/up 57.9 µs against 60.1; bench/results/h200_trellis_kernels_quick.json
-// at 01df9e4 and 8e389af). Everywhere else it served, it was as fast or faster.
-bool wgmma_axis1_serves(const TrellisGeometry& g, int M, int cc_major) {
-  return cc_major == 9 && g.axis == 1 && M >= 1 && M <= 4 && !(M == 1 && g.k == 3) && g.cols % kBlockT == 0 &&
+// Not for gate/up at M = 1 with the gate at k = 3: there the mma.sync kernel
+// measured faster on the H200 (57.9 µs against 60.1; bench/results/h200_trellis_kernels_quick.json
+// at 01df9e4 and 8e389af) and on an H100 (51.3 against 54.4,
+// bench/results/h100_k3_word_layout_experiment.txt), where one projection at
+// k = 3 measured faster on this kernel (up 31.4 against 33.1 µs). Everywhere
+// else it served, it was as fast or faster.
+bool wgmma_axis1_serves(const TrellisGeometry& g, int nproj, int M, int cc_major) {
+  return cc_major == 9 && g.axis == 1 && M >= 1 && M <= 4 && !(nproj == 2 && M == 1 && g.k == 3) &&
+         g.cols % kBlockT == 0 &&
          g.cols * 32 <= kAxis1StageBytes;
 }
 

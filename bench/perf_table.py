@@ -83,6 +83,24 @@ def runtime_section(doc):
     return out
 
 
+def h100_runtime_section(docs):
+    """The runtime runs of later commits that got an H100 (no H200 was lent): comparable with each other, not with
+    the H200 table above."""
+    out = ["### Later commits, measured on an H100", "",
+           "The same command on an H100 (NVIDIA H100 80GB HBM3), where an H200 was asked for and not lent; "
+           "compare these rows with each other, not with the H200 table above. The steps column: the one-token "
+           "steps' host time before each launch and their wait for a result, per step (`model::step_report`).", "",
+           "| file | commit | graphs on: prompt / generation tok/s | graphs off | TRELLIS_PDL=0 | steps (graphs on) |",
+           "|---|---|---|---|---|---|"]
+    for name, doc in docs:
+        on, off, nopdl = (doc.get(k) or {} for k in ("graphs_on", "graphs_off", "graphs_on_no_programmatic_launch"))
+        out.append(f"| `{name}` | {doc['commit']} | {on.get('prompt_tok_s', 0):.0f} / {on.get('generation_tok_s', 0):.1f} | "
+                   f"{off.get('generation_tok_s', 0):.1f} | {nopdl.get('generation_tok_s', 0):.1f} | "
+                   f"{on.get('steps', '–')} |")
+    out.append("")
+    return out
+
+
 def profile_section(doc):
     out = ["### Where a forward's GPU time goes (`TRELLIS_PROFILE`)", "",
            f"`bench/results/h200_runtime_profile.json` (table: `h200_runtime_profile.txt`), commit "
@@ -229,6 +247,9 @@ def main():
     rt = load("h200_runtime.json")
     if rt:
         lines += runtime_section(rt)
+    h100 = sorted(n for n in os.listdir(RES) if n.startswith("h100_runtime_") and n.endswith(".json"))
+    if h100:
+        lines += h100_runtime_section([(n, load(n)) for n in h100])
     rp = load("h200_runtime_profile.json")
     if rp:
         lines += profile_section(rp)

@@ -35,7 +35,7 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
 // compiler vectorises; NaNs drop out of it), and only a block whose largest
 // beats the best so far is scanned element by element. On a 151936-entry
 // vocabulary that took 24.4 µs against std::max_element's 110 µs on a 2-core
-// AMD EPYC (cpu_argmax_bench, bench/results/cpu_argmax.json). Greedy decoding
+// AMD EPYC (cpu_sampling_bench, then named cpu_argmax_bench: bench/results/cpu_argmax.json). Greedy decoding
 // pays it once per token, between the GPU's forwards.
 int32_t argmax(std::span<const float> logits) {
   constexpr size_t kBlock = 64, kLanes = 8;
@@ -61,15 +61,66 @@ int32_t argmax(std::span<const float> logits) {
   return int32_t(at);
 }
 
-std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k) {
-  std::vector<Candidate> c(logits.size());
-  for (size_t i = 0; i < c.size(); ++i) c[i] = {int32_t(i), logits[i] / temperature};  // prob holds the logit
-  auto keep = c.end();
-  if (top_k > 0 && size_t(top_k) < c.size()) {
-    keep = c.begin() + top_k;
-    std::nth_element(c.begin(), keep - 1, c.end(), before);
+namespace {
+
+// The k first of (id, logit / temperature) under `before`, in one pass over
+// the logits, unsorted; prob holds the scaled logit. They are kept in a heap
+// whose front is the last of them under `before`. Dividing by a positive
+// temperature never reorders two logits, and a later id loses every tie, so
+// a logit can enter only when it is larger than the front's logit: the scan
+// compares raw logits, a block of 64 at a time against the largest of the
+// block (no branch, vectorised, as argmax's), and divides only where one is
+// larger. A NaN logit is never larger, so it can be among them only as one of
+// the first k ids. Measured against the nth_element pass it replaced:
+// cpu_sampling_bench, bench/results/cpu_sampling.json.
+std::vector<Candidate> first_k(std::span<const float> logits, float temperature, size_t k) {
+  constexpr size_t kBlock = 64, kLanes = 8;
+  struct Kept {
+    Candidate c;
+    float logit;
+  };
+  const auto later = [](const Kept& a, const Kept& b) { return before(a.c, b.c); };
+  std::vector<Kept> heap;
+  heap.reserve(k);
+  for (size_t i = 0; i < k; ++i) heap.push_back({{int32_t(i), logits[i] / temperature}, logits[i]});
+  std::make_heap(heap.begin(), heap.end(), later);
+  const auto offer = [&](size_t i) {
+    if (!(logits[i] > heap.front().logit)) return;
+    const Candidate x{int32_t(i), logits[i] / temperature};
+    if (!before(x, heap.front().c)) return;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    heap.back() = {x, logits[i]};
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  const size_t n = logits.size();
+  size_t i = k;
+  for (; i + kBlock <= n; i += kBlock) {
+    float lane[kLanes];
+    for (float& l : lane) l = -INFINITY;
+    for (size_t j = 0; j < kBlock; j += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
+    float top = lane[0];
+    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
+    if (top > heap.front().logit)
+      for (size_t j = i; j < i + kBlock; ++j) offer(j);
   }
-  c.erase(keep, c.end());
+  for (; i < n; ++i) offer(i);
+  std::vector<Candidate> c;
+  c.reserve(k);
+  for (const Kept& x : heap) c.push_back(x.c);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k) {
+  std::vector<Candidate> c;
+  if (top_k > 0 && size_t(top_k) < logits.size()) {
+    c = first_k(logits, temperature, size_t(top_k));
+  } else {
+    c.resize(logits.size());
+    for (size_t i = 0; i < c.size(); ++i) c[i] = {int32_t(i), logits[i] / temperature};  // prob holds the logit
+  }
   std::sort(c.begin(), c.end(), before);
   const float top = c.front().prob;
   for (auto& x : c) x.prob = std::exp(x.prob - top);

@@ -1,6 +1,7 @@
 // Sampling: the repetition penalty, the top-k / top-p / min-p masks,
 // greedy ties (and the argmax against std::max_element on random logits with
-// NaNs, infinities and ties), and seeded determinism of the draws.
+// NaNs, infinities and ties), top-k against a full sort of the candidates, and
+// seeded determinism of the draws.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,6 +82,47 @@ TEST(Sampling, TopKKeepsTheLargestSortedAndNormalized) {
   const double z = std::exp(0.0) + std::exp(-1.0) + std::exp(-2.0);
   EXPECT_NEAR(c[0].prob, 1.0 / z, 1e-6);
   EXPECT_EQ(model::top_k_candidates(logits, 1.0f, 0).size(), logits.size());  // 0: no top-k
+}
+
+// The reference sorts every (id, logit / temperature) by probability, ties by
+// id, keeps the first k and takes their softmax in fp64. Lengths cross the
+// scan's 64-logit blocks; few distinct values (ties, also after the
+// division), infinities among them.
+TEST(Sampling, TopKIsTheFirstKOfAFullSort) {
+  std::mt19937 rng(11);
+  // 1.49999988 and 1.5 (adjacent floats) divide by 0.7 to the same float: a later id with the larger logit
+  // still loses that tie.
+  const std::vector<float> values = {-INFINITY, -3.0f, -1.0f, 0.0f, 0.25f, 1.0f, 1.49999988f, 1.5f, 2.5f, INFINITY};
+  const auto reference = [](const std::vector<float>& logits, float t, size_t k) {
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < logits.size(); ++i) c.push_back({int32_t(i), logits[i] / t});
+    std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+      return a.prob != b.prob ? a.prob > b.prob : a.id < b.id;
+    });
+    c.resize(k);
+    return c;
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t n = 1 + rng() % 300;
+    std::vector<float> logits(n);
+    const bool infinities = trial % 4 == 0;
+    for (float& l : logits)
+      l = infinities ? values[rng() % values.size()] : values[1 + rng() % (values.size() - 2)];
+    const float t = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 0.7f : 3.0f;
+    const size_t k = 1 + rng() % std::min<size_t>(n, 50);
+    const auto got = model::top_k_candidates(logits, t, int(k));
+    const auto want = reference(logits, t, k);
+    ASSERT_EQ(ids_of(got), ids_of(want)) << "trial " << trial << ", n " << n << ", k " << k;
+    if (std::isinf(want.front().prob)) continue;  // an infinite top: the softmax is NaN either way
+    double z = 0;
+    for (const auto& x : want) z += std::exp(double(x.prob) - double(want.front().prob));
+    for (size_t i = 0; i < k; ++i)
+      ASSERT_NEAR(got[i].prob, std::exp(double(want[i].prob) - double(want.front().prob)) / z, 1e-6)
+          << "trial " << trial << ", candidate " << i;
+  }
+  std::vector<float> vocab(151936);
+  for (float& l : vocab) l = std::normal_distribution<float>(0.0f, 3.0f)(rng);
+  EXPECT_EQ(ids_of(model::top_k_candidates(vocab, 0.8f, 40)), ids_of(reference(vocab, 0.8f, 40)));
 }
 
 TEST(Sampling, TemperatureSharpensAndFlattens) {

@@ -16,6 +16,28 @@ void renormalize(std::vector<Candidate>& c) {
 
 bool before(const Candidate& a, const Candidate& b) { return a.prob != b.prob ? a.prob > b.prob : a.id < b.id; }
 
+// visit(i) for every i >= begin, except in the blocks of 64 logits whose
+// largest is not above floor() (read again before each block): a block first
+// gets its largest value with no branch (8 independent lanes the compiler
+// vectorises; NaNs drop out of it). The last, partial block is visited whole.
+template <class Floor, class Visit>
+void visit_above(std::span<const float> logits, size_t begin, Floor floor, Visit visit) {
+  constexpr size_t kBlock = 64, kLanes = 8;
+  const size_t n = logits.size();
+  size_t i = begin;
+  for (; i + kBlock <= n; i += kBlock) {
+    float lane[kLanes];
+    for (float& l : lane) l = -INFINITY;
+    for (size_t j = 0; j < kBlock; j += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
+    float top = lane[0];
+    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
+    if (top > floor())
+      for (size_t j = i; j < i + kBlock; ++j) visit(j);
+  }
+  for (; i < n; ++i) visit(i);
+}
+
 }  // namespace
 
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> history, float penalty, int last_n) {
@@ -30,34 +52,21 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
 }
 
 // std::max_element's answer (the first of the largest; a NaN never replaces a
-// value, and a NaN in front stays), found faster: each block of 64 logits
-// first gets its largest value with no branch (8 independent lanes the
-// compiler vectorises; NaNs drop out of it), and only a block whose largest
-// beats the best so far is scanned element by element. On a 151936-entry
-// vocabulary that took 24.4 µs against std::max_element's 110 µs on a 2-core
-// AMD EPYC (cpu_sampling_bench, then named cpu_argmax_bench: bench/results/cpu_argmax.json). Greedy decoding
-// pays it once per token, between the GPU's forwards.
+// value, and a NaN in front stays), found faster by visit_above: only a block
+// whose largest beats the best so far is scanned element by element. On a
+// 151936-entry vocabulary that took 24.4 µs against std::max_element's 110 µs
+// on a 2-core AMD EPYC (cpu_sampling_bench, then named cpu_argmax_bench:
+// bench/results/cpu_argmax.json). Greedy decoding pays it once per token,
+// between the GPU's forwards.
 int32_t argmax(std::span<const float> logits) {
-  constexpr size_t kBlock = 64, kLanes = 8;
-  const size_t n = logits.size();
-  if (n == 0) return 0;
+  if (logits.empty()) return 0;
   float best = logits[0];
   size_t at = 0;
-  const auto scan = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i)
-      if (best < logits[i]) best = logits[i], at = i;
-  };
-  size_t i = 1;
-  for (; i + kBlock <= n; i += kBlock) {
-    float lane[kLanes];
-    for (float& l : lane) l = -INFINITY;
-    for (size_t j = 0; j < kBlock; j += kLanes)
-      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
-    float top = lane[0];
-    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
-    if (best < top) scan(i, i + kBlock);
-  }
-  scan(i, n);
+  visit_above(
+      logits, 1, [&] { return best; },
+      [&](size_t i) {
+        if (best < logits[i]) best = logits[i], at = i;
+      });
   return int32_t(at);
 }
 
@@ -68,13 +77,11 @@ namespace {
 // whose front is the last of them under `before`. Dividing by a positive
 // temperature never reorders two logits, and a later id loses every tie, so
 // a logit can enter only when it is larger than the front's logit: the scan
-// compares raw logits, a block of 64 at a time against the largest of the
-// block (no branch, vectorised, as argmax's), and divides only where one is
-// larger. A NaN logit is never larger, so it can be among them only as one of
-// the first k ids. Measured against the nth_element pass it replaced:
+// compares raw logits (visit_above) and divides only where one is larger.
+// A NaN logit is never larger, so it can be among them only as one of the
+// first k ids. Measured against the nth_element pass it replaced:
 // cpu_sampling_bench, bench/results/cpu_sampling.json.
 std::vector<Candidate> first_k(std::span<const float> logits, float temperature, size_t k) {
-  constexpr size_t kBlock = 64, kLanes = 8;
   struct Kept {
     Candidate c;
     float logit;
@@ -92,19 +99,7 @@ std::vector<Candidate> first_k(std::span<const float> logits, float temperature,
     heap.back() = {x, logits[i]};
     std::push_heap(heap.begin(), heap.end(), later);
   };
-  const size_t n = logits.size();
-  size_t i = k;
-  for (; i + kBlock <= n; i += kBlock) {
-    float lane[kLanes];
-    for (float& l : lane) l = -INFINITY;
-    for (size_t j = 0; j < kBlock; j += kLanes)
-      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
-    float top = lane[0];
-    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
-    if (top > heap.front().logit)
-      for (size_t j = i; j < i + kBlock; ++j) offer(j);
-  }
-  for (; i < n; ++i) offer(i);
+  visit_above(logits, k, [&] { return heap.front().logit; }, offer);
   std::vector<Candidate> c;
   c.reserve(k);
   for (const Kept& x : heap) c.push_back(x.c);

@@ -4,7 +4,8 @@
 //   greedy    trellis::model::argmax against std::max_element;
 //   sampling  top_k_candidates at the sampler's defaults (temperature 0.8,
 //             top-k 40) against nth_element over every candidate and a sort
-//             of the k kept.
+//             of the k kept; without top-k (0: every candidate, sorted, with
+//             their softmax) against std::sort of the candidates alone.
 // google-benchmark reports the time per call; decoding pays one call per
 // token on the host, between the GPU's forwards.
 #include <benchmark/benchmark.h>
@@ -49,17 +50,36 @@ void trellis_top_k(benchmark::State& state) {
   }
 }
 
+using trellis::model::Candidate;
+
+bool before(const Candidate& a, const Candidate& b) { return a.prob != b.prob ? a.prob > b.prob : a.id < b.id; }
+
+std::vector<Candidate> scaled(const std::vector<float>& v) {
+  std::vector<Candidate> c(v.size());
+  for (size_t i = 0; i < c.size(); ++i) c[i] = {int32_t(i), v[i] / 0.8f};
+  return c;
+}
+
 void std_nth_element_top_k(benchmark::State& state) {
-  using trellis::model::Candidate;
   const auto v = vocab_logits();
-  const auto before = [](const Candidate& a, const Candidate& b) {
-    return a.prob != b.prob ? a.prob > b.prob : a.id < b.id;
-  };
   for (auto _ : state) {
-    std::vector<Candidate> c(v.size());
-    for (size_t i = 0; i < c.size(); ++i) c[i] = {int32_t(i), v[i] / 0.8f};
+    auto c = scaled(v);
     std::nth_element(c.begin(), c.begin() + 39, c.end(), before);
     c.resize(40);
+    std::sort(c.begin(), c.end(), before);
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
+void trellis_no_top_k(benchmark::State& state) {
+  const auto v = vocab_logits();
+  for (auto _ : state) benchmark::DoNotOptimize(trellis::model::top_k_candidates(v, 0.8f, 0));
+}
+
+void std_sort_no_top_k(benchmark::State& state) {
+  const auto v = vocab_logits();
+  for (auto _ : state) {
+    auto c = scaled(v);
     std::sort(c.begin(), c.end(), before);
     benchmark::DoNotOptimize(c.data());
   }
@@ -71,4 +91,6 @@ BENCHMARK(trellis_argmax)->Unit(benchmark::kMicrosecond);
 BENCHMARK(std_max_element)->Unit(benchmark::kMicrosecond);
 BENCHMARK(trellis_top_k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(std_nth_element_top_k)->Unit(benchmark::kMicrosecond);
+BENCHMARK(trellis_no_top_k)->Unit(benchmark::kMicrosecond);
+BENCHMARK(std_sort_no_top_k)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

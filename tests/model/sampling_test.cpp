@@ -1,6 +1,6 @@
 // Sampling: the repetition penalty, the top-k / top-p / min-p masks,
 // greedy ties (and the argmax against std::max_element on random logits with
-// NaNs, infinities and ties), top-k against a full sort of the candidates, and
+// NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, and
 // seeded determinism of the draws.
 #include <gtest/gtest.h>
 
@@ -85,14 +85,15 @@ TEST(Sampling, TopKKeepsTheLargestSortedAndNormalized) {
 }
 
 // The reference sorts every (id, logit / temperature) by probability, ties by
-// id, keeps the first k and takes their softmax in fp64. Lengths cross the
+// id, keeps the first k (every one for top-k 0) and takes their softmax in fp64. Lengths cross the
 // scan's 64-logit blocks; few distinct values (ties, also after the
 // division), infinities among them.
 TEST(Sampling, TopKIsTheFirstKOfAFullSort) {
   std::mt19937 rng(11);
   // 1.49999988 and 1.5 (adjacent floats) divide by 0.7 to the same float: a later id with the larger logit
   // still loses that tie.
-  const std::vector<float> values = {-INFINITY, -3.0f, -1.0f, 0.0f, 0.25f, 1.0f, 1.49999988f, 1.5f, 2.5f, INFINITY};
+  // −0 and +0 tie.
+  const std::vector<float> values = {-INFINITY, -3.0f, -1.0f, -0.0f, 0.0f, 0.25f, 1.0f, 1.49999988f, 1.5f, 2.5f, INFINITY};
   const auto reference = [](const std::vector<float>& logits, float t, size_t k) {
     std::vector<Candidate> c;
     for (size_t i = 0; i < logits.size(); ++i) c.push_back({int32_t(i), logits[i] / t});
@@ -109,8 +110,9 @@ TEST(Sampling, TopKIsTheFirstKOfAFullSort) {
     for (float& l : logits)
       l = infinities ? values[rng() % values.size()] : values[1 + rng() % (values.size() - 2)];
     const float t = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 0.7f : 3.0f;
-    const size_t k = 1 + rng() % std::min<size_t>(n, 50);
-    const auto got = model::top_k_candidates(logits, t, int(k));
+    // k = 0 (no top-k): every candidate, sorted.
+    const size_t k = trial % 5 == 0 ? n : 1 + rng() % std::min<size_t>(n, 50);
+    const auto got = model::top_k_candidates(logits, t, trial % 5 == 0 ? 0 : int(k));
     const auto want = reference(logits, t, k);
     ASSERT_EQ(ids_of(got), ids_of(want)) << "trial " << trial << ", n " << n << ", k " << k;
     if (std::isinf(want.front().prob)) continue;  // an infinite top: the softmax is NaN either way
@@ -123,6 +125,7 @@ TEST(Sampling, TopKIsTheFirstKOfAFullSort) {
   std::vector<float> vocab(151936);
   for (float& l : vocab) l = std::normal_distribution<float>(0.0f, 3.0f)(rng);
   EXPECT_EQ(ids_of(model::top_k_candidates(vocab, 0.8f, 40)), ids_of(reference(vocab, 0.8f, 40)));
+  EXPECT_EQ(ids_of(model::top_k_candidates(vocab, 0.8f, 0)), ids_of(reference(vocab, 0.8f, vocab.size())));
 }
 
 TEST(Sampling, TemperatureSharpensAndFlattens) {

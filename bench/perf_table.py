@@ -203,6 +203,22 @@ def cpu_decode_section(doc):
     return out
 
 
+def cpu_sampling_section(doc):
+    c = doc["context"]
+    out = ["## Choosing the next token on the host (`cpu_sampling_bench`)", "",
+           f"`bench/results/cpu_sampling.json` (`bench/cpu_sampling.cpp`): a Qwen3 vocabulary of 151936 logits, "
+           f"{c['num_cpus']} cores at {c['mhz_per_cpu']} MHz, commit {c.get('commit', 'not recorded')}, build "
+           f"{c.get('build', c.get('library_build_type', '?'))}; median CPU time of "
+           f"{next(b['repetitions'] for b in doc['benchmarks'])} repetitions. Greedy decoding on CUDA takes the "
+           "argmax on the GPU; sampling (and greedy decoding on the CPU) pays one of these per token.", "",
+           "| what | µs |", "|---|---|"]
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            out.append(f"| {b['run_name']} | {b['cpu_time']:.1f} |")
+    out.append("")
+    return out
+
+
 def decode_kernels_section(path):
     """The first commit's table of h200_decode_kernels.txt (bench/ncu_step_table.py output)."""
     text = open(path).read().split("\n## commit ")
@@ -244,6 +260,9 @@ def main():
     cd = load("cpu_decode.json")
     if cd:
         lines += cpu_decode_section(cd)
+    cs = load("cpu_sampling.json")
+    if cs:
+        lines += cpu_sampling_section(cs)
     rt = load("h200_runtime.json")
     if rt:
         lines += runtime_section(rt)

@@ -2,7 +2,8 @@
 """CPU decode speed of `trellis run` on the shipped models (issue 5: the 3-bit
 model must generate >= 100 tok/s on this machine's CPU cores).
 
-Runs `TRELLIS run -m MODEL -p PROMPT -n 256 --temp 0` REPEAT times for the bf16
+Runs `TRELLIS run -m MODEL -p PROMPT -n 256 --temp 0` (or, with --sampling
+OPTIONS, those sampling options instead of `--temp 0`) REPEAT times for the bf16
 fixture and the shipped 3-bit model, parses the stats line's generation tok/s,
 and writes best and median per model together with the machine, the commit and
 the load average before and after (other jobs on a shared machine lower and
@@ -11,7 +12,7 @@ binary (an older build) runs interleaved with the first, so both see the
 same load.
 
     bench/cpu_decode.py --trellis build/cpu-speed/trellis --out bench/results/cpu_decode.json \
-        [--baseline OLD_BUILD/trellis --baseline-label "commit abc1234"]
+        [--baseline OLD_BUILD/trellis --baseline-label "commit abc1234"] [--sampling "--temp 0.8 --seed 1"]
 """
 import argparse
 import json
@@ -38,8 +39,8 @@ def loadavg():
         return [float(v) for v in f.read().split()[:3]]
 
 
-def generation_tps(trellis, model, tokens):
-    cmd = [trellis, "run", "-m", model, "-p", PROMPT, "-n", str(tokens), "--temp", "0"]
+def generation_tps(trellis, model, tokens, sampling):
+    cmd = [trellis, "run", "-m", model, "-p", PROMPT, "-n", str(tokens)] + sampling
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     m = re.search(r"generation: (\d+) tokens, ([\d.]+) tok/s \| (.*)", out.stdout + out.stderr)
     if not m:
@@ -59,7 +60,9 @@ def main():
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--baseline", help="an older trellis binary, run interleaved with --trellis")
     ap.add_argument("--baseline-label", default="", help="what the baseline is (recorded as given)")
+    ap.add_argument("--sampling", default="--temp 0", help="trellis run's sampling options (default: greedy)")
     a = ap.parse_args()
+    sampling = a.sampling.split()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     binaries = {"current": a.trellis}
     if a.baseline:
@@ -70,12 +73,12 @@ def main():
     for _ in range(a.repeat):
         for b, path in binaries.items():
             for name, model in MODELS.items():
-                tps, backend = generation_tps(path, model, a.tokens)
+                tps, backend = generation_tps(path, model, a.tokens, sampling)
                 runs[b][name].append(tps)
     result = {
         "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "backend": backend},
         "commit": commit,
-        "command": f"{a.trellis} run -m MODEL -p {PROMPT!r} -n {a.tokens} --temp 0",
+        "command": f"{a.trellis} run -m MODEL -p {PROMPT!r} -n {a.tokens} {a.sampling}",
         "load_average_before": load_before,
         "load_average_after": loadavg(),
         "generation_tok_s": summary(runs["current"]),

@@ -543,14 +543,15 @@ class CudaBackend final : public Backend {
   // The argmax goes to steps_.device_token(), where the next one-token step
   // (embed with kNextToken) reads it, and from there to a pinned slot of the
   // token queue, whose event take_token() waits for. Under the profiler the
-  // forward ends as argmax()'s does (it waits for the token).
+  // forward ends as argmax()'s does (it waits for the token, and counts that
+  // wait in the step stats itself).
   void argmax_to_next(const Act& x) override {
     require(!tokens_.full(), "argmax_to_next",
             "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
     int32_t* slot = steps_.device_token();
     submit_argmax("argmax_to_next", x, slot);
     next_token_written_ = true;
-    const auto [host, ready] = tokens_.push(steps_.recording());
+    const auto [host, ready] = tokens_.push(steps_.recording() && !profiler_);
     if (profiler_) return end_forward(host, slot, sizeof(int32_t), "token id");
     if (steps_.recording()) steps_.finish(epoch());
     check_cuda(cudaMemcpyAsync(host, slot, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_.get()),

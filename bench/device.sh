@@ -22,7 +22,7 @@ if [[ -z ${DEVICE_BUILD:-} ]]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 ||
     { tail -50 "$OUT/build.log"; exit 1; }
 fi
-cmake --build "$BUILD" -j 16 --target test_trellis_forms trellis_kernels_bench >>"$OUT/build.log" 2>&1 ||
+cmake --build "$BUILD" -j 16 --target test_trellis_forms test_residual_norm trellis_kernels_bench >>"$OUT/build.log" 2>&1 ||
   { tail -50 "$OUT/build.log"; exit 1; }
 echo "build ok"
 
@@ -43,6 +43,10 @@ if has tests; then
   compute-sanitizer --tool memcheck --error-exitcode 9 ./$BUILD/tests/cuda/test_trellis_forms \
     --gtest_filter='*264x768*:*768x264*' >"$OUT/memcheck.log" 2>&1
   echo "memcheck exit $? ($(grep -c 'ERROR SUMMARY: 0' "$OUT/memcheck.log") clean summaries)"; tail -3 "$OUT/memcheck.log"
+  ./$BUILD/tests/cuda/test_residual_norm --gtest_output=json:"$OUT/residual_norm_tests.json" 2>&1 | tail -20
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./$BUILD/tests/cuda/test_residual_norm \
+    >"$OUT/memcheck_residual_norm.log" 2>&1
+  echo "memcheck (residual norm) exit $?"; tail -3 "$OUT/memcheck_residual_norm.log"
 fi
 if has bench; then
   ./$BUILD/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1

@@ -10,6 +10,9 @@
 #   bench    trellis synth --like qwen3-14b --bits 3 to /tmp/q14, trellis run
 #            --device cuda on a 512-token prompt with 256 tokens generated
 #            (greedy), CUDA graphs on and off, and on with TRELLIS_PDL=0
+#   norm_ab  (after bench) the same run with the in-layer residual norms
+#            fused (the default) and launched (TRELLIS_NORM_FUSION=0), taking
+#            turns, NORM_AB_RUNS (default 3) each: h200_runtime_norm_fusion.json
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
 #   kernels  (after bench) the same prompt and 4 generated tokens, eager, under
@@ -26,7 +29,7 @@
 # Results in $OUT: h200_runtime.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, h200_decode_kernels.txt, runtime_log.txt.
-#   bench/runtime_device.sh [tests|eval|bench|profile|kernels|quality|all]...   (default: all)
+#   bench/runtime_device.sh [tests|eval|bench|norm_ab|profile|kernels|quality|all]...   (default: all)
 # PORTABLE=OFF builds for sm_90a only (TRELLIS_CUDA_PORTABLE, about half of
 # nvcc's time); the H200 runs the sm_90a code either way.
 set -uo pipefail
@@ -38,7 +41,8 @@ use_model_sysroot
 B=build/device-model
 t0=$(date +%s)
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=${PORTABLE:-ON} "${model_cmake_args[@]}" >>"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
-tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_cuda_kl_test model_cuda_profile_test)
+tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_cuda_kl_test model_cuda_profile_test
+  model_cuda_norm_fusion_test)
 cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30
 [[ -x $B/trellis ]] || exit 1
@@ -128,6 +132,36 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
        "acceptance": {"generation_tok_s": 250, "prompt_tok_s": 5000}}
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(doc, indent=1))
+PY
+fi
+if has norm_ab; then
+  [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "norm_ab: run the bench step first"; exit 1; }
+  export CUDA_MODULE_LOADING=EAGER
+  for ((r = 1; r <= ${NORM_AB_RUNS:-3}; ++r)); do
+    for fusion in 1 0; do
+      TRELLIS_NORM_FUSION=$fusion timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" \
+        -n 256 --temp 0 >/tmp/norm_ab_$fusion.out 2>/tmp/norm_ab_$fusion.txt
+      echo "fusion=$fusion run $r exit $?: $(tail -1 /tmp/norm_ab_$fusion.txt)" | tee -a "$LOG" /tmp/norm_ab.txt
+      cp /tmp/norm_ab_$fusion.out /tmp/norm_ab_text_$fusion.txt
+    done
+  done
+  python3 - "$OUT/h200_runtime_norm_fusion.json" <<'PY'
+import json, os, re, statistics, subprocess, sys
+runs = {"fused": [], "launched": []}
+for line in open("/tmp/norm_ab.txt"):
+    m = re.match(r"fusion=(\d) run (\d+) exit (\d+): .*generation: \d+ tokens, ([\d.]+) tok/s", line)
+    if m: runs["fused" if m[1] == "1" else "launched"].append(float(m[4]))
+same = open("/tmp/norm_ab_text_1.txt").read() == open("/tmp/norm_ab_text_0.txt").read()
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip().split(", ")
+doc = {"bench": "runtime_norm_fusion", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[2],
+       "commit": os.environ.get("COMMIT", "unknown"),
+       "model": "trellis synth --like qwen3-14b --bits 3", "method": "trellis run --device cuda --temp 0 -n 256, "
+       "512-token prompt, CUDA graphs; TRELLIS_NORM_FUSION=1 and 0 taking turns",
+       "generation_tok_s": runs, "median": {k: statistics.median(v) for k, v in runs.items() if v},
+       "same_generated_text": same}
+json.dump(doc, open(sys.argv[1], "w"), indent=1)
+print(json.dumps(doc))
 PY
 fi
 if has profile; then

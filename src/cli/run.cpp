@@ -149,7 +149,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "sampling seed (default: random)");
   cmd->add_option("--device", a->device,
                   "cpu or cuda (cuda: TRELLIS_CUDA_GRAPHS=0 runs decode steps without CUDA graphs; TRELLIS_PDL=0 "
-                  "launches the kernels without programmatic dependent launch; "
+                  "launches the kernels without programmatic dependent launch; TRELLIS_NORM_FUSION=0 launches "
+                  "every residual norm instead of splitting it between the layers around it; "
                   "TRELLIS_PROFILE=FILE times every op on the GPU after a warm-up, prints the table and writes "
                   "FILE as JSON)")
       ->capture_default_str();

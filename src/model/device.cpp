@@ -34,7 +34,9 @@ std::string env(const char* name) {
 
 std::unique_ptr<Backend> make_backend(Device device) {
   if (device == Device::cpu) return make_cpu_backend();
-  return make_cuda_backend({.graphs = env("TRELLIS_CUDA_GRAPHS") != "0", .profile = !env("TRELLIS_PROFILE").empty()});
+  return make_cuda_backend({.graphs = env("TRELLIS_CUDA_GRAPHS") != "0",
+                            .profile = !env("TRELLIS_PROFILE").empty(),
+                            .fuse_norms = env("TRELLIS_NORM_FUSION") != "0"});
 }
 
 bool profiling(const Backend& backend) { return cuda_profile(backend).has_value(); }

@@ -64,26 +64,63 @@ class Context {
   void* cublas_ = nullptr;
 };
 
-// y = W x for one trellis tensor (axis 0 or 1, either layout).
+// The residual RMSNorm of a decode step (M = 1), split between the launch
+// that makes a layer's output y (the producer) and the launch that reads the
+// normalised row (the reader), so that the norm needs no launch of its own:
+//   producer, per output i:  x_i += fp32(bf16(y_i))     (the fp32 residual, in place)
+//                            image_i = bf16(x_i · w_i)   (the reader's input, not yet normalised)
+//            per block b:    partials[b] = Σ x_i² over its outputs (fp64)
+//   reader:                  s = 1 / √(Σ_b partials[b] / n + eps)  (Σ in fp64, the root in fp32)
+//                            out = s · (W image)  (gate and up each before SwiGLU)
+// The projections are linear in their input, so the reader's outputs are
+// those of W applied to bf16((x·s) ⊙ w), the unfused norm's image, up to that
+// image's rounding (bf16(x ⊙ w)·s against bf16((x·s) ⊙ w)); x itself is the
+// unfused add's bit for bit. The producer does not write y.
+struct ResidualNormWrite {
+  float* x = nullptr;          // [out_features] fp32 residual; null: no residual epilogue
+  const float* w = nullptr;    // [out_features] the norm's weight
+  uint16_t* image = nullptr;   // [out_features] bf16(x ⊙ w)
+  double* partials = nullptr;  // residual_norm_partials(...) sums of squares
+};
+struct NormScale {
+  const double* partials = nullptr;  // the producer's; null: no scale
+  int count = 0;                     // how many (residual_norm_partials)
+  int n = 0;                         // the norm's width (the reader's in_features)
+  float eps = 0;
+};
+
+// Which calls can be a residual-norm producer (reduce at axis 1, the
+// tensor-core forms at axis 0; M = 1) or reader (reduce and gate_up, and imma
+// at axis 1 including its fused gate/up; M = 1), and how many partials a
+// producer writes.
+bool writes_residual_norm(Form f, const TrellisGeometry& g, int M);
+bool takes_norm_scale(Form f, const TrellisGeometry& g, int M);
+int residual_norm_partials(Form f, const TrellisGeometry& g, int sm_count);
+
+// y = W x for one trellis tensor (axis 0 or 1, either layout). With
+// residual.x the call is a residual-norm producer (y is not written; needs
+// writes_residual_norm); with scale.partials a reader (takes_norm_scale).
 void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,
-            Numerics mode);
+            Numerics mode, const ResidualNormWrite& residual = {}, const NormScale& scale = {});
 
 // y = W x for n trellis tensors that read the same x (a layer's q, k, v),
 // each call in its own form and numerics: one launch where every call
 // is the reduce form in one mode and the tensors stack (at most 3, the same
 // cols, T, k and L), else one linear() per call. The results are linear()'s
-// bit for bit either way.
+// bit for bit either way. A scale makes every call a residual-norm reader.
 struct LinearCall {
   const TrellisTensorView* w;
   uint16_t* y;
   Form form;
   Numerics mode;
 };
-void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M);
+void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M, const NormScale& scale = {});
 
 // out = silu(gate(x)) · up(x); gate and up share axis-1 geometry except k.
+// A scale (forms imma and gate_up) makes the call a residual-norm reader.
 void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up,
-                    const uint16_t* x, int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail);
+                    const uint16_t* x, int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail,
+                    const NormScale& scale = {});
 
 // Standalone bf16 swiglu (the `split` tail's arithmetic): out = silu(g)·u, n elements.
 void swiglu(Context& ctx, const uint16_t* gate, const uint16_t* up, uint16_t* out, std::size_t n);

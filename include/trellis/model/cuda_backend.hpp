@@ -32,6 +32,13 @@
 // gate/up call's bf16 output to down's kernel as it is when down does not
 // rotate its input; add_rmsnorm is one kernel. Other layers take the
 // composition (with QK-norm and RoPE still one kernel where the heads allow).
+// In a one-token step (Options.fuse_norms, TRELLIS_NORM_FUSION=0 for
+// make_backend turns it off) the residual norm after o and after down is not
+// a kernel of its own where the layer before it can produce it and the one
+// after it can read it (trellis_ops.hpp: ResidualNormWrite, NormScale; no
+// rotation on either side): the producer adds into the residual and writes
+// bf16(x ⊙ w) and its Σx² partials, the reader scales its outputs by the
+// norm's 1/rms. An op other than that reader first gets the norm launched.
 // reserve() sizes the scratch of the linear layers (bf16 staging, the
 // expand + cuBLAS buffers at the session's largest batch), the token ids
 // and the decode attention's partials when a session is made, then (default
@@ -74,6 +81,10 @@ struct CudaTrellisOptions {
 struct CudaBackendOptions {
   bool graphs = true;
   bool profile = false;
+  // One-token steps split each in-layer residual norm between the trellis
+  // layer before it and the one after (trellis_ops.hpp: ResidualNormWrite,
+  // NormScale) where both kernels can, instead of launching it.
+  bool fuse_norms = true;
   CudaTrellisOptions trellis = {};
 };
 

@@ -6,6 +6,8 @@
 //   TRELLIS_PROFILE=FILE     every op timed on the GPU (CUDA events, no
 //                            graphs); report_profile() prints the table and
 //                            writes the JSON to FILE
+//   TRELLIS_NORM_FUSION=0    every residual norm of a decode step launched
+//                            (CudaBackendOptions.fuse_norms off)
 #pragma once
 #include <memory>
 #include <string>

@@ -241,6 +241,7 @@ class CudaBackend final : public Backend {
               "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
     const auto& table = static_cast<const CudaEmbedding&>(e);
     const int64_t hidden = e.hidden;
+    settle_norm();
     image_ = {};
     flush();
     if (ids.size() == 1 && steps_.enabled()) {
@@ -374,19 +375,21 @@ class CudaBackend final : public Backend {
     const bool fast = lq.shares_input(lk) && lq.shares_input(lv) && !lq.rotates_output() && !lk.rotates_output() &&
                       !lv.rotates_output();
     if (fast) {
-      const bool from_image = take_image(x, lq);
-      signature.push_back(from_image);
+      const bool scales = lq.takes_norm_scale(options_.trellis, x.rows) && lk.takes_norm_scale(options_.trellis, x.rows) &&
+                          lv.takes_norm_scale(options_.trellis, x.rows);
+      const TakenImage in = take_image(x, lq, scales);
+      signature.insert(signature.end(), {uint64_t(in.from), uint64_t(in.fused), uint64_t(in.partials)});
       submit(x.rows, signature, pos0, [=, this, &lq, &lk, &lv](Pos p) {
         const LinearRun run = linear_run();
         const int64_t M = x.rows;
-        uint16_t* xb = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * x.cols));
+        uint16_t* xb = input_bf16(in, M * x.cols);
         uint16_t* qb = scratch_.get<uint16_t>(Slot::qkv_bf16, size_t(M * (q.cols + k.cols + v.cols)));
         uint16_t* kb = qb + M * q.cols;
         uint16_t* vb = kb + M * k.cols;
-        if (!from_image) lq.kernel_input(run, f32(x), M, xb);
+        if (!in.from) lq.kernel_input(run, f32(x), M, xb);
         const CudaLinear* layers[] = {&lq, &lk, &lv};
         uint16_t* outputs[] = {qb, kb, vb};
-        CudaLinear::kernel_group(run, layers, xb, M, outputs);
+        CudaLinear::kernel_group(run, layers, xb, M, outputs, norm_scale(in));
         QkNormRopeArgs in = a;
         in.q = qb;
         in.k = kb;
@@ -432,10 +435,11 @@ class CudaBackend final : public Backend {
     const auto& g = static_cast<const CudaGateUp&>(gate_up);
     const auto& d = static_cast<const CudaLinear&>(down);
     if (!mlp_fuses(g, d)) return Backend::mlp(gate_up, down, x, mid, out);
-    const bool from_image = take_image(x, g.gate());
-    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data), from_image}, -1,
-           [=, this, &g, &d](Pos) {
-             const uint16_t* yb = mlp_kernels(g, d, x, mid.cols, from_image);
+    const TakenImage in = take_image(x, g.gate(), g.takes_norm_scale(options_.trellis, x.rows));
+    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data), in.from, in.fused,
+                    uint64_t(in.partials)},
+           -1, [=, this, &g, &d](Pos) {
+             const uint16_t* yb = mlp_kernels(g, d, x, mid.cols, in, nullptr);
              d.kernel_output(linear_run(), yb, x.rows, f32(out));
            });
   }
@@ -448,20 +452,22 @@ class CudaBackend final : public Backend {
                 out.cols == x.cols,
             "linear_add_rmsnorm", "shapes");
     require(out.data != x.data && out.data != a.data, "linear_add_rmsnorm", "the output must not be x or a");
-    const bool from_image = take_image(a, l);  // attention's bf16 image of a
+    const TakenImage in = take_image(a, l, false);  // attention's bf16 image of a
     const auto image = image_for(norm, x);
+    const int partials = fused_norm_partials(l, norm, x);
     submit(x.rows, with_image({12, word(&l), word(a.data), uint64_t(x.rows), word(x.data), word(&norm), word(eps),
-                               word(out.data), from_image}, image),
+                               word(out.data), in.from, uint64_t(partials)}, image),
            -1, [=, this, &l, &norm](Pos) {
              const LinearRun run = linear_run();
              const int64_t M = x.rows;
-             uint16_t* ab = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * a.cols));
+             uint16_t* ab = input_bf16(in, M * a.cols);
+             if (!in.from) l.kernel_input(run, f32(a), M, ab);
+             if (partials) return l.kernel_residual_norm(run, ab, M, residual_write(x, norm, partials));
              uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * x.cols));
-             if (!from_image) l.kernel_input(run, f32(a), M, ab);
              l.kernel(run, ab, M, yb);
              launch_residual_norm(x, layer_output(l, yb), norm, eps, out, image);
            });
-    publish(out, image);
+    publish(out, image, {&norm, x, out, eps, partials});
   }
 
   void mlp_add_rmsnorm(const GateUpWeight& gate_up, const LinearWeight& down, const Act& h, const Act& mid,
@@ -475,15 +481,22 @@ class CudaBackend final : public Backend {
                 out.cols == x.cols,
             "mlp_add_rmsnorm", "shapes");
     require(out.data != x.data, "mlp_add_rmsnorm", "the output must not be x");
-    const bool from_image = take_image(h, g.gate());
+    const TakenImage in = take_image(h, g.gate(), g.takes_norm_scale(options_.trellis, h.rows));
     const auto image = image_for(norm, x);
+    const int partials = fused_norm_partials(d, norm, x);
     submit(x.rows, with_image({13, word(&g), word(&d), word(h.data), uint64_t(x.rows), word(x.data), word(&norm),
-                               word(eps), word(out.data), from_image}, image),
+                               word(eps), word(out.data), in.from, in.fused, uint64_t(in.partials),
+                               uint64_t(partials)}, image),
            -1, [=, this, &g, &d, &norm](Pos) {
-             const uint16_t* yb = mlp_kernels(g, d, h, mid.cols, from_image);
+             if (partials) {
+               const trellis::cuda::ResidualNormWrite r = residual_write(x, norm, partials);
+               mlp_kernels(g, d, h, mid.cols, in, &r);
+               return;
+             }
+             const uint16_t* yb = mlp_kernels(g, d, h, mid.cols, in, nullptr);
              launch_residual_norm(x, layer_output(d, yb), norm, eps, out, image);
            });
-    publish(out, image);
+    publish(out, image, {&norm, x, out, eps, partials});
   }
 
   void reserve(const ModelWeights& weights, const KvCache& cache, int64_t max_rows) override {
@@ -504,16 +517,27 @@ class CudaBackend final : public Backend {
     need.slot(Slot::ids, rows * sizeof(int32_t));
     norm_readers_.clear();
     attention_images_.clear();
+    size_t norm_partials = 0;  // the most any fused producer writes
     for (const LayerWeights& l : weights.layers) {
       const CudaLinear &q = linear(l.q), &k = linear(l.k), &v = linear(l.v), &o = linear(l.o);
-      if (q.is_trellis() && q.shares_input(k) && q.shares_input(v)) norm_readers_[l.input_norm.get()] = input_transform(q);
+      if (q.is_trellis() && q.shares_input(k) && q.shares_input(v)) {
+        const bool scales = q.takes_norm_scale(trellis, 1) && k.takes_norm_scale(trellis, 1) &&
+                            v.takes_norm_scale(trellis, 1);
+        norm_readers_[l.input_norm.get()] = {input_transform(q), scales};
+      }
       const auto& g = static_cast<const CudaGateUp&>(*l.gate_up);
-      if (g.fused()) norm_readers_[l.post_attention_norm.get()] = input_transform(g.gate());
+      if (g.fused())
+        norm_readers_[l.post_attention_norm.get()] = {input_transform(g.gate()), g.takes_norm_scale(trellis, 1)};
+      for (const CudaLinear* p : {&o, &linear(l.down)})
+        if (p->writes_residual_norm(trellis, 1))
+          norm_partials = std::max(norm_partials, size_t(p->residual_norm_partials(trellis, ctx_.sm_count())));
       // o reads attention's bf16 image when linear_add_rmsnorm fuses it and o takes x as it is.
       attention_images_.push_back(o.is_trellis() && !o.rotates_input() &&
                                   l.post_attention_norm->size == o.out_features);
       need.slot(Slot::norm_bf16, rows * size_t(std::max(l.q->in_features, l.o->in_features)) * 2);
+      if (options_.fuse_norms && norm_partials) need.slot(Slot::residual_image, size_t(l.o->out_features) * 2);
     }
+    if (options_.fuse_norms) need.slot(Slot::norm_partials, norm_partials * sizeof(double));
     if (!weights.layers.empty()) {
       const int64_t heads = weights.layers.front().q->out_features / cache.head_dim;
       const int64_t decode_rows = std::min<int64_t>(max_rows, kAttentionMaxDecodeRows);
@@ -585,6 +609,7 @@ class CudaBackend final : public Backend {
   // Runs `launch` now, or records it into the current one-token step.
   template <typename F>
   void submit(int64_t rows, std::vector<uint64_t> signature, int64_t pos0, F launch) {
+    settle_norm();
     image_ = {};
     if (steps_.recording()) {
       if (rows == 1 && steps_.add(std::move(signature), [launch, this] { launch(steps_.device_pos()); }, pos0)) return;
@@ -599,6 +624,7 @@ class CudaBackend final : public Backend {
   // replayed), then `bytes` come back from the device and the host waits for
   // them (the profiler's "to_host" op, part `part`).
   void end_forward(void* dst, const void* src, size_t bytes, const char* part) {
+    settle_norm();
     const bool step = steps_.recording();
     if (step) steps_.finish(epoch());
     const auto launched = std::chrono::steady_clock::now();
@@ -668,32 +694,95 @@ class CudaBackend final : public Backend {
 
   // A residual norm's output, written a second time as the bf16 input of the
   // layer that reads it next (Slot::norm_bf16). norm_readers_ (from reserve)
-  // names that layer's input transform per norm weight: a layer's input norm
-  // → its q, k, v; its post-attention norm → its gate/up. Attention publishes
+  // names that layer's input transform per norm weight — a layer's input norm
+  // → its q, k, v; its post-attention norm → its gate/up — and whether its
+  // kernels at one row can apply a fused norm's scale. Attention publishes
   // its output the same way for o when o takes its input as it is
   // (attention_images_). The image serves only the op right after (submit
   // and embed clear it), and only a reader whose own transform it is; any
   // other reader converts x itself.
+  // A fused norm (one row, options_.fuse_norms, no rotation, a producer and
+  // a reader whose kernels both can: trellis_ops.hpp) is not launched: the
+  // producer adds into x and writes bf16(x ⊙ w) (Slot::residual_image) and
+  // its Σx² partials (Slot::norm_partials), and the reader scales by s. Its
+  // out is not written: an op other than that reader first runs the plain
+  // norm on the updated x (settle_norm), which writes out and the image.
+  struct NormReader {
+    InputTransform transform;
+    bool takes_scale = false;
+  };
+  struct FusedNorm {
+    const VectorWeight* w = nullptr;
+    Act x, out;  // the residual (already updated) and the norm's output
+    float eps = 0;
+    int partials = 0;  // 0: the norm was launched as usual
+  };
   struct NormImage {
     const void* of = nullptr;
     int64_t rows = 0;
     InputTransform transform;
+    FusedNorm fused;
+  };
+  // What a reader took: the bf16 image of its x (from), and a fused norm's scale to apply.
+  struct TakenImage {
+    bool from = false, fused = false;
+    int partials = 0, n = 0;
+    float eps = 0;
   };
   std::optional<InputTransform> image_for(const VectorWeight& w, const Act& x) const {
     const auto it = norm_readers_.find(&w);
     if (it == norm_readers_.end() || w.size != x.cols) return std::nullopt;
-    return it->second;
+    return it->second.transform;
+  }
+  // The partials a fused norm's producer `l` writes, or 0 where the norm is launched.
+  int fused_norm_partials(const CudaLinear& l, const VectorWeight& norm, const Act& x) const {
+    if (!options_.fuse_norms || x.rows != 1 || norm.size != x.cols) return 0;
+    const auto it = norm_readers_.find(&norm);
+    if (it == norm_readers_.end() || it->second.transform.signs || !it->second.takes_scale) return 0;
+    return l.writes_residual_norm(options_.trellis, 1) ? l.residual_norm_partials(options_.trellis, ctx_.sm_count()) : 0;
   }
   static std::vector<uint64_t> with_image(std::vector<uint64_t> signature, const std::optional<InputTransform>& t) {
     signature.insert(signature.end(), {uint64_t(t.has_value()), t ? word(t->signs) : 0, t ? uint64_t(t->T) : 0});
     return signature;
   }
-  void publish(const Act& out, const std::optional<InputTransform>& t) {
-    if (t) image_ = {out.data, out.rows, *t};
+  void publish(const Act& out, const std::optional<InputTransform>& t, const FusedNorm& fused) {
+    if (t) image_ = {out.data, out.rows, *t, fused};
   }
-  bool take_image(const Act& x, const CudaLinear& reader) {
+  void publish(const Act& out, const std::optional<InputTransform>& t) { publish(out, t, FusedNorm{}); }
+  // The image of x if it is the reader's; a fused norm's pending scale only
+  // for a reader that applies it (takes_scale), else the norm runs first.
+  TakenImage take_image(const Act& x, const CudaLinear& reader, bool takes_scale) {
+    const bool mine = image_.of == x.data && image_.rows == x.rows && image_.transform == input_transform(reader);
+    if (image_.fused.partials && !(mine && takes_scale)) settle_norm();
     const NormImage im = std::exchange(image_, NormImage{});
-    return im.of == x.data && im.rows == x.rows && im.transform == input_transform(reader);
+    if (!(im.of == x.data && im.rows == x.rows && im.transform == input_transform(reader))) return {};
+    if (!im.fused.partials) return {.from = true};
+    return {.from = true, .fused = true, .partials = im.fused.partials, .n = int(im.fused.w->size),
+            .eps = im.fused.eps};
+  }
+  // A fused norm nobody read: the plain norm over the updated residual (no add), recorded like any op.
+  void settle_norm() {
+    if (!image_.fused.partials) return;
+    const NormImage im = std::exchange(image_, NormImage{});
+    const FusedNorm f = im.fused;
+    const std::optional<InputTransform> t = im.transform;
+    submit(im.rows, with_image({2, word(f.x.data), uint64_t(f.x.rows), uint64_t(f.x.cols), word(f.w), word(f.eps),
+                                word(f.out.data)}, t),
+           -1, [=, this](Pos) { launch_residual_norm(f.x, ResidualY{}, *f.w, f.eps, f.out, t); });
+    publish(f.out, t);
+  }
+  // A reader's bf16 input: the image it took (a fused norm's or a launched one's), else its own conversion.
+  uint16_t* input_bf16(const TakenImage& in, int64_t n) {
+    return scratch_.get<uint16_t>(in.fused ? Slot::residual_image : in.from ? Slot::norm_bf16 : Slot::x_bf16, size_t(n));
+  }
+  trellis::cuda::NormScale norm_scale(const TakenImage& in) {
+    if (!in.fused) return {};
+    return {scratch_.get<double>(Slot::norm_partials, size_t(in.partials)), in.partials, in.n, in.eps};
+  }
+  trellis::cuda::ResidualNormWrite residual_write(const Act& x, const VectorWeight& norm, int partials) {
+    return {f32(x), static_cast<const CudaVector&>(norm).get(),
+            scratch_.get<uint16_t>(Slot::residual_image, size_t(x.cols)),
+            scratch_.get<double>(Slot::norm_partials, size_t(partials))};
   }
 
   // y of a residual norm: fp32, or a trellis layer's bf16 kernel output (un-rotated by the norm when the layer
@@ -738,16 +827,21 @@ class CudaBackend final : public Backend {
   static bool mlp_fuses(const CudaGateUp& g, const CudaLinear& d) {
     return g.fused() && d.is_trellis() && !d.rotates_input();
   }
-  // gate/up then down, bf16 throughout; returns down's bf16 output (Slot::y_bf16). Launched now.
+  // gate/up then down, bf16 throughout; returns down's bf16 output (Slot::y_bf16), or with `residual` down is
+  // a fused norm's producer (no output). Launched now.
   const uint16_t* mlp_kernels(const CudaGateUp& g, const CudaLinear& d, const Act& x, int64_t mid_cols,
-                              bool from_image) {
+                              const TakenImage& in, const trellis::cuda::ResidualNormWrite* residual) {
     const LinearRun run = linear_run();
     const int64_t M = x.rows;
-    uint16_t* xb = scratch_.get<uint16_t>(from_image ? Slot::norm_bf16 : Slot::x_bf16, size_t(M * x.cols));
+    uint16_t* xb = input_bf16(in, M * x.cols);
     uint16_t* hb = scratch_.get<uint16_t>(Slot::mlp_bf16, size_t(M * mid_cols));
+    if (!in.from) g.kernel_input(run, f32(x), M, xb);
+    g.kernel(run, xb, M, hb, norm_scale(in));
+    if (residual) {
+      d.kernel_residual_norm(run, hb, M, *residual);
+      return nullptr;
+    }
     uint16_t* yb = scratch_.get<uint16_t>(Slot::y_bf16, size_t(M * d.out_features));
-    if (!from_image) g.kernel_input(run, f32(x), M, xb);
-    g.kernel(run, xb, M, hb);
     d.kernel(run, hb, M, yb);
     return yb;
   }
@@ -768,7 +862,7 @@ class CudaBackend final : public Backend {
   Scratch scratch_;
   StepGraphs steps_;
   std::unique_ptr<OpProfiler> profiler_;
-  std::map<const VectorWeight*, InputTransform> norm_readers_;
+  std::map<const VectorWeight*, NormReader> norm_readers_;
   std::vector<bool> attention_images_;  // per layer: attention writes o's bf16 input too (Slot::norm_bf16)
   NormImage image_;
   DeviceBuffer workspace_;

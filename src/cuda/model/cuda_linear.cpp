@@ -179,13 +179,38 @@ void CudaLinear::kernel_input(const LinearRun& run, const float* x, int64_t M, u
     timed(run.profiler, role_, "to_bf16", [&] { launch_f32_to_bf16(x, xb, M * in_features, stream); });
 }
 
-void CudaLinear::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const {
+void CudaLinear::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb,
+                        const tc::NormScale& scale) const {
   const auto [form, mode] = linear_form(name_, view_->geom, M, run.trellis);
-  timed(run.profiler, role_, kernel_part(form, mode), [&] { tc::linear(run.ctx, *view_, xb, int(M), yb, form, mode); });
+  timed(run.profiler, role_, kernel_part(form, mode) + (scale.partials ? ", norm scale" : ""),
+        [&] { tc::linear(run.ctx, *view_, xb, int(M), yb, form, mode, {}, scale); });
+}
+
+bool CudaLinear::writes_residual_norm(const CudaTrellisOptions& options, int64_t M) const {
+  if (!is_trellis() || rotates_output()) return false;
+  const auto [form, mode] = choose_linear_form(view_->geom, M, options);
+  return tc::form_supports(form, view_->geom, int(M), mode) && tc::writes_residual_norm(form, view_->geom, int(M));
+}
+
+bool CudaLinear::takes_norm_scale(const CudaTrellisOptions& options, int64_t M) const {
+  if (!is_trellis()) return false;
+  const auto [form, mode] = choose_linear_form(view_->geom, M, options);
+  return tc::form_supports(form, view_->geom, int(M), mode) && tc::takes_norm_scale(form, view_->geom, int(M));
+}
+
+int CudaLinear::residual_norm_partials(const CudaTrellisOptions& options, int sm_count) const {
+  return tc::residual_norm_partials(choose_linear_form(view_->geom, 1, options).first, view_->geom, sm_count);
+}
+
+void CudaLinear::kernel_residual_norm(const LinearRun& run, const uint16_t* xb, int64_t M,
+                                      const tc::ResidualNormWrite& residual) const {
+  const auto [form, mode] = linear_form(name_, view_->geom, M, run.trellis);
+  timed(run.profiler, role_, kernel_part(form, mode) + ", add+norm partials",
+        [&] { tc::linear(run.ctx, *view_, xb, int(M), nullptr, form, mode, residual); });
 }
 
 void CudaLinear::kernel_group(const LinearRun& run, std::span<const CudaLinear* const> layers, const uint16_t* xb,
-                              int64_t M, std::span<uint16_t* const> yb) {
+                              int64_t M, std::span<uint16_t* const> yb, const tc::NormScale& scale) {
   std::vector<tc::LinearCall> calls;
   std::string part;
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -195,7 +220,9 @@ void CudaLinear::kernel_group(const LinearRun& run, std::span<const CudaLinear* 
     part += i == 0 ? kernel_part(form, mode) : (i == 1 ? " with " : ", ") + l.role_;
   }
   if (calls.empty()) return;
-  timed(run.profiler, layers[0]->role_, part, [&] { tc::linear_group(run.ctx, calls.data(), int(calls.size()), xb, int(M)); });
+  if (scale.partials) part += ", norm scale";
+  timed(run.profiler, layers[0]->role_, part,
+        [&] { tc::linear_group(run.ctx, calls.data(), int(calls.size()), xb, int(M), scale); });
 }
 
 void CudaLinear::kernel_output(const LinearRun& run, const uint16_t* yb, int64_t M, float* out) const {
@@ -258,7 +285,17 @@ void CudaGateUp::kernel_input(const LinearRun& run, const float* x, int64_t M, u
   gate_.kernel_input(run, x, M, xb);
 }
 
-void CudaGateUp::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const {
+bool CudaGateUp::takes_norm_scale(const CudaTrellisOptions& options, int64_t M) const {
+  if (!fused_) return false;
+  const TrellisGeometry &gg = gate_.view().geom, &ug = up_.view().geom;
+  const GateUpCall c = choose_gate_up_form(gg, ug, M, options);
+  return (c.form == tc::Form::imma || c.form == tc::Form::gate_up) && tc::form_supports(c.form, gg, int(M), c.mode) &&
+         tc::form_supports(c.form, ug, int(M), c.mode) && tc::takes_norm_scale(c.form, gg, int(M)) &&
+         tc::takes_norm_scale(c.form, ug, int(M));
+}
+
+void CudaGateUp::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb,
+                        const tc::NormScale& scale) const {
   const TrellisGeometry &gg = gate_.view().geom, &ug = up_.view().geom;
   const CudaTrellisOptions& o = run.trellis;
   const auto [form, mode, tail] = choose_gate_up_form(gg, ug, M, o);
@@ -266,9 +303,8 @@ void CudaGateUp::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uin
     cannot_serve(gate_.name(), form, mode, M, gg, " (the fused gate/up call)");
   if (form == tc::Form::expand_cublas && tail == SwigluTail::fused)
     cannot_serve(gate_.name(), form, mode, M, gg, ": expand + cuBLAS has only the split tail");
-  timed(run.profiler, gate_.role(), kernel_part(form, mode) + "/" + to_string(tail), [&] {
-    tc::gate_up_swiglu(run.ctx, gate_.view(), up_.view(), xb, int(M), yb, form, mode, tail);
-  });
+  timed(run.profiler, gate_.role(), kernel_part(form, mode) + "/" + to_string(tail) + (scale.partials ? ", norm scale" : ""),
+        [&] { tc::gate_up_swiglu(run.ctx, gate_.view(), up_.view(), xb, int(M), yb, form, mode, tail, scale); });
 }
 
 void CudaGateUp::apply(const LinearRun& run, const float* x, int64_t M, float* out) const {

@@ -98,12 +98,23 @@ class CudaLinear final : public LinearWeight {
   // x [M, in] as the kernels' bf16 input (rotated for axis 1 with signs);
   void kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const;
   // yb [M, out] = xb Wᵀ in the form and numerics of linear_form (bf16);
-  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const;
+  // with a scale, times the residual norm's s (trellis_ops.hpp: a reader);
+  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb,
+              const trellis::cuda::NormScale& scale = {}) const;
   // yb[i] [M, out_i] = xb layers[i]ᵀ for layers that share their input (a
   // layer's q, k, v): trellis::cuda::linear_group, one launch where their forms
   // allow (timed under the first layer's role, its part naming the others).
   static void kernel_group(const LinearRun& run, std::span<const CudaLinear* const> layers, const uint16_t* xb,
-                           int64_t M, std::span<uint16_t* const> yb);
+                           int64_t M, std::span<uint16_t* const> yb, const trellis::cuda::NormScale& scale = {});
+  // The residual norm split across launches (trellis_ops.hpp): whether this
+  // layer's kernel at M rows, in the form it would run, can be the producer
+  // (no output rotation) or a reader, and the producer's call (yb not
+  // written) and partial count.
+  bool writes_residual_norm(const CudaTrellisOptions& options, int64_t M) const;
+  bool takes_norm_scale(const CudaTrellisOptions& options, int64_t M) const;
+  int residual_norm_partials(const CudaTrellisOptions& options, int sm_count) const;
+  void kernel_residual_norm(const LinearRun& run, const uint16_t* xb, int64_t M,
+                            const trellis::cuda::ResidualNormWrite& residual) const;
   // out [M, out] = yb as fp32 (un-rotated for axis 0 with signs).
   void kernel_output(const LinearRun& run, const uint16_t* yb, int64_t M, float* out) const;
   ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;
@@ -128,7 +139,10 @@ class CudaGateUp final : public GateUpWeight {
   // Fused only: x [M, in] as the kernels' bf16 input; yb [M, out] =
   // silu(xb Gᵀ) ⊙ (xb Uᵀ) in bf16 (form, numerics and tail as above).
   void kernel_input(const LinearRun& run, const float* x, int64_t M, uint16_t* xb) const;
-  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb) const;
+  void kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb,
+              const trellis::cuda::NormScale& scale = {}) const;
+  // Whether the fused call at M rows can be a residual-norm reader.
+  bool takes_norm_scale(const CudaTrellisOptions& options, int64_t M) const;
   ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;
 
  private:

@@ -44,7 +44,21 @@ class DeviceBuffer {
 // qkv_bf16: the q, k, v kernel outputs of one qkv_rope, side by side;
 // mlp_bf16: the gate/up output that the down projection reads (mlp);
 // norm_bf16: a residual norm's output as its next reader's bf16 input.
-enum class Slot { x_bf16, y_bf16, y_f32, gate_f32, up_f32, ids, attention, qkv_bf16, mlp_bf16, norm_bf16, count };
+enum class Slot {
+  x_bf16,
+  y_bf16,
+  y_f32,
+  gate_f32,
+  up_f32,
+  ids,
+  attention,
+  qkv_bf16,
+  mlp_bf16,
+  norm_bf16,
+  residual_image,  // a fused residual norm's bf16(x ⊙ w) for its reader
+  norm_partials,   // a fused residual norm's fp64 Σx² partials
+  count
+};
 
 class Scratch {
  public:

@@ -6,9 +6,10 @@
 //       split a segment's slabs keeping at least one, and at most `max_slabs`
 //       slabs per segment (what its staged activations may hold); the
 //       split-K partials (segments × cols × M fp32) when there is more than one.
-//   set_axis0_call(args, w, x, M, out, split, scratch)  the argument fields
-//       both kernels have: geometry, code words, scales, activations, the
-//       segments, the split-K scratch and the output.
+//   set_axis0_call(args, w, x, M, out, split, scratch, residual)  the argument
+//       fields both kernels have: geometry, code words, scales, activations,
+//       the segments, the split-K scratch, the output and the residual-norm
+//       producer's buffers (finish_segments).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -35,7 +36,7 @@ inline Axis0Segments plan_axis0_segments(const TrellisGeometry& g, int M, int sm
 
 template <class Args>
 void set_axis0_call(Args& a, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
-                    const Axis0Segments& split, SplitScratch scratch) {
+                    const Axis0Segments& split, SplitScratch scratch, const ResidualNormWrite& residual) {
   a.geom = w.geom;
   a.codes = w.codes;
   a.scales = reinterpret_cast<const __half*>(w.scales);
@@ -46,6 +47,7 @@ void set_axis0_call(Args& a, const TrellisTensorView& w, const uint16_t* x, int 
   a.partials = scratch.partials;
   a.counters = scratch.counters;
   a.out = reinterpret_cast<__nv_bfloat16*>(out);
+  a.residual = residual;
 }
 
 }  // namespace trellis::cuda::detail

@@ -28,9 +28,13 @@ namespace trellis::cuda::detail {
 // nproj == 2: out = swiglu_tail(gate x, up x), w[0] gate, w[1] up (same rows,
 //             cols, T and axis 1; k and L may differ), M 1..8.
 // x bf16 [M][in], out bf16 [M][out]; any Numerics mode; `tail` ignored for nproj 1.
-// No scratch; capturable.
+// No scratch; capturable. At M = 1 one projection may be a residual-norm
+// producer (residual.x: out not written; reduce_blocks(...) partials), and
+// any call a reader (scale.partials), trellis_ops.hpp.
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
-                   SwigluTail tail, int sm_count, cudaStream_t stream);
+                   SwigluTail tail, int sm_count, cudaStream_t stream, const ResidualNormWrite& residual = {},
+                   const NormScale& scale = {});
+int reduce_blocks(const TrellisGeometry& g, int M, int sm_count);  // of one projection's launch
 // Stacked: parts (1..kReduceMaxParts) one-projection calls on the same x (a
 // layer's q, k, v; rows may differ, cols, T, k and L the same: reduce_stacks)
 // in one launch, out[p] = w[p] x, each bit for bit as its own launch would
@@ -38,7 +42,7 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
 inline constexpr int kReduceMaxParts = 3;
 bool reduce_stacks(const TrellisTensorView* w, int parts);
 void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t* x, int M, uint16_t* const* out,
-                           Numerics mode, int sm_count, cudaStream_t stream);
+                           Numerics mode, int sm_count, cudaStream_t stream, const NormScale& scale = {});
 
 // ---- scatter (axis 0, CUDA cores): see scatter.cu --------------------------
 struct ScatterPlan {

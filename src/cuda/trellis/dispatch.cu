@@ -73,25 +73,42 @@ void linear_expand_cublas(Context& ctx, const TrellisTensorView& w, const uint16
   gemm_bf16(ctx, wb, x, M, int(g.out_features), int(g.in_features), y);
 }
 
-void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, bool bytes) {
+void linear_mma(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, bool bytes,
+                const ResidualNormWrite& residual, const NormScale& scale) {
   const auto& g = w.geom;
   if (g.axis == 1 && bytes && detail::wgmma_axis1_serves(g, 1, M, ctx.cc_major())) {
     const auto plan = detail::plan_wgmma_axis1(g, 1, M, ctx.sm_count());
     detail::launch_wgmma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, 0, plan.counters),
-                               ctx.stream());
+                               ctx.stream(), scale);
   } else if (g.axis == 1) {
     const auto plan = detail::plan_mma_axis1(g, 1, M, ctx.sm_count(), bytes);
     detail::launch_mma_axis1(plan, &w, 1, x, M, y, SwigluTail::split, scratch(ctx, plan.partial_floats, plan.counters),
-                             ctx.stream());
+                             ctx.stream(), scale);
   } else if (bytes) {
     const auto plan = detail::plan_imma_axis0(g, M, ctx.sm_count());
     detail::launch_imma_axis0(plan, w, x, M, y, scratch(ctx, plan.split.partial_floats, plan.split.col_tiles),
-                              ctx.stream());
+                              ctx.stream(), residual);
   } else {
     const auto plan = detail::plan_mma_axis0(g, M, ctx.sm_count());
     detail::launch_mma_axis0(plan, w, x, M, y, scratch(ctx, plan.split.partial_floats, plan.split.col_tiles),
-                             ctx.stream());
+                             ctx.stream(), residual);
   }
+}
+
+// The residual norm's halves (trellis_ops.hpp) are asked of forms that have them.
+void require_norm_fusion(Form f, const TrellisGeometry& g, int M, const ResidualNormWrite& residual,
+                         const NormScale& scale, const char* op) {
+  if (residual.x && !writes_residual_norm(f, g, M))
+    throw Error(std::string(op) + ": form " + to_string(f) + " at axis " + std::to_string(g.axis) +
+                " cannot write a residual norm (reduce at axis 1, mma or imma at axis 0; M = 1), got M=" +
+                std::to_string(M));
+  if (scale.partials && !takes_norm_scale(f, g, M))
+    throw Error(std::string(op) + ": form " + to_string(f) + " at axis " + std::to_string(g.axis) +
+                " cannot read a residual norm's scale (reduce and gate_up, or imma at axis 1; M = 1), got M=" +
+                std::to_string(M));
+  if (scale.partials && (scale.count < 1 || scale.n < 1))
+    throw Error(std::string(op) + ": a norm scale needs at least one partial and a width, got count=" +
+                std::to_string(scale.count) + " n=" + std::to_string(scale.n));
 }
 
 }  // namespace
@@ -106,6 +123,22 @@ bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
     case Form::gate_up: return g.axis == 1 && M >= 1 && M <= 8 && decodable(g);
   }
   return false;
+}
+
+bool writes_residual_norm(Form f, const TrellisGeometry& g, int M) {
+  if (M != 1) return false;
+  if (f == Form::reduce) return g.axis == 1 && decodable(g);
+  return (f == Form::mma || f == Form::imma) && g.axis == 0 && tensor_core_geometry(g);
+}
+
+bool takes_norm_scale(Form f, const TrellisGeometry& g, int M) {
+  if (M != 1) return false;
+  if (f == Form::reduce || f == Form::gate_up) return g.axis == 1 && decodable(g);
+  return f == Form::imma && g.axis == 1 && imma_fits(g, M);
+}
+
+int residual_norm_partials(Form f, const TrellisGeometry& g, int sm_count) {
+  return f == Form::reduce ? detail::reduce_blocks(g, 1, sm_count) : int(g.cols / kBlockT);
 }
 
 // Measured on the H200 (bench/results/h200_trellis_kernels.json): the
@@ -144,13 +177,16 @@ Numerics default_numerics(Form f) {
 }
 
 void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,
-            Numerics mode) {
+            Numerics mode, const ResidualNormWrite& residual, const NormScale& scale) {
   require(form != Form::gate_up && form_supports(form, w.geom, M, mode), form, w.geom, M, mode, "linear");
+  require_norm_fusion(form, w.geom, M, residual, scale, "linear");
   switch (form) {
-    case Form::mma: linear_mma(ctx, w, x, M, y, false); break;
-    case Form::imma: linear_mma(ctx, w, x, M, y, true); break;
+    case Form::mma: linear_mma(ctx, w, x, M, y, false, residual, scale); break;
+    case Form::imma: linear_mma(ctx, w, x, M, y, true, residual, scale); break;
     case Form::expand_cublas: linear_expand_cublas(ctx, w, x, M, y); break;
-    case Form::reduce: detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.sm_count(), ctx.stream()); break;
+    case Form::reduce:
+      detail::launch_reduce(&w, 1, x, M, y, mode, SwigluTail::split, ctx.sm_count(), ctx.stream(), residual, scale);
+      break;
     case Form::scatter: {
       const auto plan = detail::plan_scatter(w.geom, M, ctx.sm_count());
       detail::launch_scatter(plan, w, x, M, y, mode, scratch(ctx, plan.partial_floats, plan.counters),
@@ -162,7 +198,7 @@ void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, 
   check_cuda(cudaGetLastError(), "linear launch");
 }
 
-void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M) {
+void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M, const NormScale& scale) {
   bool stack = n >= 1 && n <= detail::kReduceMaxParts;
   TrellisTensorView w[detail::kReduceMaxParts];
   uint16_t* y[detail::kReduceMaxParts];
@@ -173,15 +209,16 @@ void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* 
     y[i] = c.y;
   }
   if (stack && detail::reduce_stacks(w, n)) {
-    detail::launch_reduce_stacked(w, n, x, M, y, calls[0].mode, ctx.sm_count(), ctx.stream());
+    for (int i = 0; i < n; ++i) require_norm_fusion(calls[i].form, w[i].geom, M, {}, scale, "linear_group");
+    detail::launch_reduce_stacked(w, n, x, M, y, calls[0].mode, ctx.sm_count(), ctx.stream(), scale);
     check_cuda(cudaGetLastError(), "linear_group launch");
     return;
   }
-  for (int i = 0; i < n; ++i) linear(ctx, *calls[i].w, x, M, calls[i].y, calls[i].form, calls[i].mode);
+  for (int i = 0; i < n; ++i) linear(ctx, *calls[i].w, x, M, calls[i].y, calls[i].form, calls[i].mode, {}, scale);
 }
 
 void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up, const uint16_t* x,
-                    int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail) {
+                    int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail, const NormScale& scale) {
   const auto& g = gate.geom;
   const auto& u = up.geom;
   if (g.axis != 1 || u.axis != 1 || g.rows != u.rows || g.cols != u.cols || g.T != u.T || g.L != u.L)
@@ -190,23 +227,30 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
   require(form_supports(form, g, M, mode) && form_supports(form, u, M, mode) &&
               (fused_form || form == Form::expand_cublas || form == Form::reduce),
           form, g, M, mode, "gate_up_swiglu");
+  if (scale.partials && form != Form::imma && form != Form::gate_up)
+    throw Error("gate_up_swiglu: only the imma and gate_up forms read a residual norm's scale, got form " +
+                std::string(to_string(form)));
+  require_norm_fusion(form, g, M, {}, scale, "gate_up_swiglu");
+  require_norm_fusion(form, u, M, {}, scale, "gate_up_swiglu");
   const TrellisTensorView w[2] = {gate, up};
   switch (form) {
     case Form::imma:
       if (detail::wgmma_axis1_serves(g, 2, M, ctx.cc_major())) {
         const auto plan = detail::plan_wgmma_axis1(g, 2, M, ctx.sm_count());
         detail::launch_wgmma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, 0, plan.counters),
-                                   ctx.stream());
+                                   ctx.stream(), scale);
         break;
       }
       [[fallthrough]];
     case Form::mma: {
       const auto plan = detail::plan_mma_axis1(g, 2, M, ctx.sm_count(), form == Form::imma);
       detail::launch_mma_axis1(plan, w, 2, x, M, out, tail, scratch(ctx, plan.partial_floats, plan.counters),
-                               ctx.stream());
+                               ctx.stream(), scale);
       break;
     }
-    case Form::gate_up: detail::launch_reduce(w, 2, x, M, out, mode, tail, ctx.sm_count(), ctx.stream()); break;
+    case Form::gate_up:
+      detail::launch_reduce(w, 2, x, M, out, mode, tail, ctx.sm_count(), ctx.stream(), {}, scale);
+      break;
     default: {
       // Unfused: two projections into scratch, then the standalone swiglu.
       if (tail != SwigluTail::split)

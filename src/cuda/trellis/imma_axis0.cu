@@ -64,6 +64,7 @@ struct ImmaAxis0Args {
   float* partials;     // [segments][cols][M]
   unsigned* counters;  // one per column block
   __nv_bfloat16* out;  // [M][cols]
+  ResidualNormWrite residual;  // M = 1: a residual-norm producer (finish_segments)
 };
 
 // Segment row r → staged word r, so a group's words go out as 16-byte stores (stage_bytes.cuh).
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
     values[i] = float(t) * info[kMmaMaxM + m];
   }
   __syncthreads();
-  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
 }
 
 // The most shared memory any plan asks for (M = 4 and a full staging budget).
@@ -202,9 +203,11 @@ ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count) {
 }
 
 void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,
-                       uint16_t* out, SplitScratch scratch, cudaStream_t stream) {
+                       uint16_t* out, SplitScratch scratch, cudaStream_t stream, const ResidualNormWrite& residual) {
   ImmaAxis0Args a{};
-  set_axis0_call(a, w, x, M, out, plan.split, scratch);
+  if (residual.x && M != 1)
+    throw Error("axis-0 tensor-core form: a residual-norm producer runs at M = 1, got M=" + std::to_string(M));
+  set_axis0_call(a, w, x, M, out, plan.split, scratch, residual);
   a.x_stride = plan.x_stride;
   a.cut = state_cut(w.geom.L);
   const int k = w.geom.k;

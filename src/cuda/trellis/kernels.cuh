@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "launch_constants.cuh"
+#include "trellis/cuda/trellis_ops.hpp"
 #include "trellis/numerics.hpp"
 #include "trellis/trellis_tensor.hpp"
 
@@ -16,9 +17,10 @@ namespace trellis::cuda::detail {
 // (`operand_bytes`: fp16 or byte operands), their per-row info (2 x kMmaMaxM
 // floats) and the staging reductions' scratch (stage_scratch_floats: two
 // areas, so consecutive reductions need no barrier between them, of one
-// 4-byte partial per warp and row); the fp16 axis-0 kernel adds its block
+// 4-byte partial per warp and row, then one fp64 partial per warp for a
+// residual-norm reader's sum); the fp16 axis-0 kernel adds its block
 // sums (kAxis0WarpCols columns x `sum_cols` = M fp32 values per warp).
-__host__ __device__ constexpr int stage_scratch_floats(int threads) { return 2 * (threads / 32) * kMmaMaxM; }
+__host__ __device__ constexpr int stage_scratch_floats(int threads) { return 2 * (threads / 32) * (kMmaMaxM + 1); }
 constexpr int axis1_smem_bytes(int operand_bytes) {
   return operand_bytes + (2 * kMmaMaxM + stage_scratch_floats(kAxis1Threads)) * 4;
 }
@@ -45,7 +47,8 @@ struct MmaAxis1Plan {
 };
 MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count, bool byte_operands);
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
-                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
+                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream,
+                      const NormScale& scale = {});
 
 // Integer tensor-core form, axis 1, on warpgroup MMAs (sm_90a, wgmma_axis1.cu):
 // the imma form's results bit for bit, where wgmma_axis1_serves says so
@@ -58,7 +61,8 @@ struct WgmmaAxis1Plan {
 bool wgmma_axis1_serves(const TrellisGeometry& g, int nproj, int M, int cc_major);
 WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_count);
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
-                        uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream);
+                        uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream,
+                        const NormScale& scale = {});
 
 // Row segments of an axis-0 tensor-core launch (grid = col_tiles x segments)
 // and the split-K partials they need (axis0_call.cuh plans them).
@@ -74,7 +78,7 @@ struct MmaAxis0Plan {
 };
 MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count);
 void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
-                      SplitScratch scratch, cudaStream_t stream);
+                      SplitScratch scratch, cudaStream_t stream, const ResidualNormWrite& residual = {});
 
 // Integer tensor-core form, axis 0 (imma_axis0.cu): the block's int32 column
 // sums (kImmaAxis0SumSlots x 2M), its values in real units (256 x M fp32),
@@ -89,6 +93,6 @@ struct ImmaAxis0Plan {
 };
 ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count);
 void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,
-                       uint16_t* out, SplitScratch scratch, cudaStream_t stream);
+                       uint16_t* out, SplitScratch scratch, cudaStream_t stream, const ResidualNormWrite& residual = {});
 
 }  // namespace trellis::cuda::detail

@@ -57,6 +57,7 @@ struct Axis0Args {
   float* partials;  // [segments][cols][M]
   unsigned* counters;
   __nv_bfloat16* out;  // [M][cols]
+  ResidualNormWrite residual;  // M = 1: a residual-norm producer (finish_segments)
 };
 
 // Where the 16-position run starting at position t0 of a block lies: its
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     warp_sums[i] = vals[u];
   }
   __syncthreads();
-  finish_segments(warp_sums, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(warp_sums, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
 }
 
 template <int K>
@@ -266,9 +267,11 @@ MmaAxis0Plan plan_mma_axis0(const TrellisGeometry& g, int M, int sm_count) {
 }
 
 void launch_mma_axis0(const MmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
-                      SplitScratch scratch, cudaStream_t stream) {
+                      SplitScratch scratch, cudaStream_t stream, const ResidualNormWrite& residual) {
   Axis0Args a{};
-  set_axis0_call(a, w, x, M, out, plan.split, scratch);
+  if (residual.x && M != 1)
+    throw Error("axis-0 tensor-core form: a residual-norm producer runs at M = 1, got M=" + std::to_string(M));
+  set_axis0_call(a, w, x, M, out, plan.split, scratch, residual);
   a.xf_stride = plan.xf_stride;
   a.mask = state_cut(w.geom.L).mask;
   const dim3 grid(plan.split.col_tiles, plan.split.segments);

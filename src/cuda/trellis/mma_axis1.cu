@@ -79,6 +79,7 @@ struct Axis1Args {
   unsigned* counters;  // [tiles] arrival counters; bytes: then [tiles][NPROJ][16][2M] int32 accumulators (zero)
   __nv_bfloat16* out;  // [M][rows]
   SwigluTail tail;
+  NormScale scale;  // byte operands at M = 1: a residual-norm reader (stage_bytes.cuh)
 };
 
 // Stored-row stride in words (row-major axis-1 codes).
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(kAxis1Threads, 1) mma_axis1_kernel(const Axis1
   if constexpr (kInt) {
     uint32_t* words = reinterpret_cast<uint32_t*>(smem);
     stage_bytes_block(StageSlice{a.x, C, 0, C, C, a.M, nullptr}, words, a.xf_stride, reinterpret_cast<int*>(info),
-                      info + kMmaMaxM, scratch, Axis1ByteSlot{});
+                      info + kMmaMaxM, scratch, Axis1ByteSlot{}, a.scale);
     xrow = reinterpret_cast<const uint4*>(words + size_t(min(g, 2 * a.M - 1)) * a.xf_stride) + q;
   } else {
     __half* xf = reinterpret_cast<__half*>(smem);
@@ -385,9 +386,14 @@ MmaAxis1Plan plan_mma_axis1(const TrellisGeometry& g, int nproj, int M, int sm_c
 }
 
 void launch_mma_axis1(const MmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
-                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
+                      uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream,
+                      const NormScale& scale) {
+  if (scale.partials && (!plan.byte_operands || M != 1))
+    throw Error("mma axis-1 form: a residual-norm reader takes byte operands (imma) at M = 1, got M=" +
+                std::to_string(M));
   Axis1Args a{};
   set_call(a, w, nproj, x, M, out, tail, scratch.counters);
+  a.scale = scale;
   a.xf_stride = plan.xf_stride;
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;

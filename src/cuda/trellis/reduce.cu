@@ -37,6 +37,7 @@
 #include <string>
 
 #include "cuda_core_kernels.cuh"
+#include "residual_norm.cuh"
 #include "run_decode.cuh"
 #include "swiglu.cuh"
 #include "trellis/error.hpp"
@@ -73,6 +74,8 @@ struct ReduceArgs {
   const __nv_bfloat16* x;               // [M][cols]
   int M;                                // activation rows, <= the template's M
   SwigluTail tail;
+  ResidualNormWrite residual;           // one projection at M = 1: a residual-norm producer (out not written)
+  NormScale scale;                      // M = 1: a residual-norm reader (gate and up scaled before the tail)
 };
 
 // The run at block b, offset t0 of a row-major stored row (one division-free offset).
@@ -176,6 +179,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_ke
   // latency overlaps the previous kernel's tail; x and out come after it.
   wait_for_prerequisite_grids();
   if constexpr (kPrefetchX) fetch_x(0);
+  // Residual norm (residual_norm.cuh; M = 1): a reader's partials (per slot
+  // l the sum of partials l, l + 32, …) and a producer's (one projection)
+  // residual and weight at the block's rows go to shared memory before the
+  // first barrier, their loads in flight with x's; they are read after the loop.
+  __shared__ double norm_slots[32];
+  __shared__ float residual_rows[2][2 * kWarps];
+  const bool produces = NPROJ == 1 && M == 1 && a.residual.x, scaled = M == 1 && a.scale.partials;
+  if constexpr (M == 1) {
+    if (scaled && tid < 32) norm_slots[tid] = norm_partials_share(a.scale, tid, 32);
+    if (produces && tid < 2 * nwr) {
+      const int r = min(block * 2 * nwr + tid, R - 1);
+      residual_rows[0][tid] = a.residual.x[r];
+      residual_rows[1][tid] = a.residual.w[r];
+    }
+  }
   const int n = wc * 32 + lane, swz = lane & 7;
   for (int ch = 0; ch < nchunks; ++ch) {
     if constexpr (!kPrefetchX) fetch_x(ch);
@@ -234,7 +252,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_ke
 #pragma unroll
       for (int o = 16; o; o >>= 1) acc[i][m] += __shfl_xor_sync(0xffffffffu, acc[i][m], o);
 
-  // Column groups, in group order.
+  const float norm_s = scaled ? norm_scale_of(warp_sum_f64(norm_slots[lane]), a.scale) : 1.0f;
+
+  // Column groups, in group order. A producer keeps every thread for its block sum below.
   if (nwc > 1) {
     __syncthreads();
     if (lane == 0) {
@@ -244,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_ke
         for (int m = 0; m < M; ++m) xs[(warp * 2 + i) * M + m] = acc[i][m];
     }
     __syncthreads();
-    if (wc != 0) return;
+    if (wc != 0 && !produces) return;
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -254,20 +274,43 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_ke
         acc[i][m] = s;
       }
   }
-  if (lane != 0) return;
+  if (lane != 0 && !produces) return;
+  double ss = 0.0;  // a producer's Σ x² over this warp's rows
+  if (lane == 0 && wc == 0) {
 #pragma unroll
-  for (int m = 0; m < M; ++m) {
-    if (m >= a.M) break;
-    float v0 = acc[0][m], v1 = acc[1][m];
-    if constexpr (MODE == Numerics::factored) {
-      v0 *= f0;
-      v1 *= f1;
+    for (int m = 0; m < M; ++m) {
+      if (m >= a.M) break;
+      float v0 = acc[0][m], v1 = acc[1][m];
+      if constexpr (MODE == Numerics::factored) {
+        v0 *= f0;
+        v1 *= f1;
+      }
+      v0 *= norm_s;
+      v1 *= norm_s;
+      if constexpr (NPROJ == 1) {
+        if (produces) {
+          const float* rx = residual_rows[0] + 2 * wr;
+          const float* rw = residual_rows[1] + 2 * wr;
+          if (row0 < R) ss += residual_norm_output(a.residual, row0, rx[0], rw[0], v0);
+          if (row1 < R) ss += residual_norm_output(a.residual, row1, rx[1], rw[1], v1);
+        } else {
+          if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(v0);
+          if (row1 < R) out[size_t(m) * R + row1] = __float2bfloat16_rn(v1);
+        }
+      } else {
+        if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(swiglu_tail(a.tail, v0, v1));
+      }
     }
-    if constexpr (NPROJ == 1) {
-      if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(v0);
-      if (row1 < R) out[size_t(m) * R + row1] = __float2bfloat16_rn(v1);
-    } else {
-      if (row0 < R) out[size_t(m) * R + row0] = __float2bfloat16_rn(swiglu_tail(a.tail, v0, v1));
+  }
+  if constexpr (NPROJ == 1 && M == 1) {
+    if (!produces) return;
+    __shared__ double warp_ss[kWarps];
+    if (lane == 0) warp_ss[warp] = ss;
+    __syncthreads();
+    if (tid == 0) {
+      double t = 0.0;
+      for (int w = 0; w < kWarps; ++w) t += warp_ss[w];
+      a.residual.partials[block] = t;
     }
   }
 }
@@ -376,8 +419,15 @@ Launcher pick(int nproj, int kg, int ku, int M, Numerics mode) {
 // w[1] into out[0]). Each part gets the column groups and blocks it would
 // have on its own; a block of the pair holds nwr rows, of one projection 2·nwr.
 void launch_parts(const TrellisTensorView* w, int nproj, int parts, const uint16_t* x, int M, uint16_t* const* out,
-                  Numerics mode, SwigluTail tail, int sm_count, cudaStream_t stream) {
+                  Numerics mode, SwigluTail tail, int sm_count, cudaStream_t stream, const ResidualNormWrite& residual,
+                  const NormScale& scale) {
+  if ((residual.x || scale.partials) && M != 1)
+    throw Error("reduce form: the residual norm's producer and reader run at M = 1, got M=" + std::to_string(M));
+  if (residual.x && nproj != 1) throw Error("reduce form: a residual-norm producer is one projection, not gate/up");
+  if (residual.x && parts != 1) throw Error("reduce form: a residual-norm producer is one projection, not a stack");
   ReduceArgs a{};
+  a.residual = residual;
+  a.scale = scale;
   for (int p = 0; p < std::max(parts, nproj); ++p) set_projection(a, p, w[p]);
   int blocks = 0;
   for (int p = 0; p < parts; ++p) {
@@ -402,11 +452,20 @@ void launch_parts(const TrellisTensorView* w, int nproj, int parts, const uint16
 }  // namespace
 
 void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int M, uint16_t* out, Numerics mode,
-                   SwigluTail tail, int sm_count, cudaStream_t stream) {
+                   SwigluTail tail, int sm_count, cudaStream_t stream, const ResidualNormWrite& residual,
+                   const NormScale& scale) {
   if (nproj != 1 && nproj != 2) throw Error("reduce form: nproj must be 1 or 2, got " + std::to_string(nproj));
-  if (nproj == 1) return launch_reduce_stacked(w, 1, x, M, &out, mode, sm_count, stream);
+  if (nproj == 1) {
+    check_reduce_geometry(w, 1, M, 4, false, "");
+    return launch_parts(w, 1, 1, x, M, &out, mode, SwigluTail::split, sm_count, stream, residual, scale);
+  }
   check_reduce_geometry(w, 2, M, 8, true, "gate and up must share rows, cols and T");
-  launch_parts(w, 2, 1, x, M, &out, mode, tail, sm_count, stream);
+  launch_parts(w, 2, 1, x, M, &out, mode, tail, sm_count, stream, residual, scale);
+}
+
+int reduce_blocks(const TrellisGeometry& g, int M, int sm_count) {
+  const int rows_per_block = 2 * (kWarps >> column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1)));
+  return int((g.rows + rows_per_block - 1) / rows_per_block);
 }
 
 bool reduce_stacks(const TrellisTensorView* w, int parts) {
@@ -420,12 +479,12 @@ bool reduce_stacks(const TrellisTensorView* w, int parts) {
 }
 
 void launch_reduce_stacked(const TrellisTensorView* w, int parts, const uint16_t* x, int M, uint16_t* const* out,
-                           Numerics mode, int sm_count, cudaStream_t stream) {
+                           Numerics mode, int sm_count, cudaStream_t stream, const NormScale& scale) {
   if (!reduce_stacks(w, parts))
     throw Error("reduce form: " + std::to_string(parts) + " stacked projections must be 1.." +
                 std::to_string(kReduceMaxParts) + " with the same cols, T, k and L");
   check_reduce_geometry(w, parts, M, 4, false, "stacked projections must share cols and T");
-  launch_parts(w, 1, parts, x, M, out, mode, SwigluTail::split, sm_count, stream);
+  launch_parts(w, 1, parts, x, M, out, mode, SwigluTail::split, sm_count, stream, {}, scale);
 }
 
 }  // namespace trellis::cuda::detail

@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 
 #include "launch_constants.cuh"
+#include "residual_norm.cuh"
 
 namespace trellis::cuda::detail {
 
@@ -95,14 +96,23 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
 // segment's partials ([segments][C][M] fp32); the last-arriving block of the
 // column block adds the segments' partials from 0.0f in segment order and
 // writes out ([M][C] bf16). With one segment the values are the outputs.
+// With residual.x (M = 1, at least kBlockT threads: thread t owns column
+// c0 + t) the block is a residual-norm producer instead (residual_norm.cuh):
+// out is not written, and the block's Σ x² goes to residual.partials[c0 / kBlockT].
 // Every thread of the block calls it.
 __device__ __forceinline__ void finish_segments(const float* values, int M, int C, int c0, int seg, int segments,
-                                                float* partials, unsigned* counter, __nv_bfloat16* out) {
+                                                float* partials, unsigned* counter, __nv_bfloat16* out,
+                                                const ResidualNormWrite& residual) {
   const int n = kBlockT * M;
+  // The column's residual and weight, loaded before the arrival so that their latency overlaps it.
+  const bool produces = residual.x != nullptr;
+  float res_x = 0.0f, res_w = 0.0f;
+  if (produces && int(threadIdx.x) < n) res_x = residual.x[c0 + threadIdx.x], res_w = residual.w[c0 + threadIdx.x];
   if (segments > 1) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) partials[(size_t(seg) * C + c0) * M + i] = values[i];
     if (!block_arrive_last(counter, unsigned(segments))) return;
   }
+  double ss = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     float s = values[i];
     if (segments > 1) {
@@ -111,7 +121,18 @@ __device__ __forceinline__ void finish_segments(const float* values, int M, int 
       for (int sg = 0; sg < segments; ++sg) s += __ldcg(partials + (size_t(sg) * C + c0) * M + i);
     }
     const int c = i / M, m = i - c * M;
-    out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
+    if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, s);
+    else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
+  }
+  if (!produces) return;
+  __shared__ double warp_ss[32];
+  ss = warp_sum_f64(ss);
+  if ((threadIdx.x & 31) == 0) warp_ss[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < int(blockDim.x >> 5); ++w) t += warp_ss[w];
+    residual.partials[c0 / kBlockT] = t;
   }
 }
 

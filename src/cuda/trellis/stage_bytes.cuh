@@ -17,15 +17,19 @@
 // Operand row n (= 2m + part) starts at word n·stride; the kernels pick the
 // slot order and stride that keep their fragment loads free of bank conflicts.
 //
+// A residual-norm reader (scale.partials, M = 1; residual_norm.cuh) folds
+// its s into the row's unscale: info 1/S·s, so every output is scaled by s.
 // Every block of a launch computes the same bits (fixed thread→group mapping
 // and reduction order), so blocks that stage the same slice agree exactly.
-// Needs M ≤ warps of the block; ends with a barrier.
+// Needs M ≤ warps of the block; scratch holds stage_scratch_floats(threads)
+// (8-byte aligned); ends with a barrier.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "residual_norm.cuh"
 #include "stage_smem.cuh"
 
 namespace trellis::cuda::detail {
@@ -44,7 +48,7 @@ struct SlotQuads<Slot, std::void_t<decltype(Slot::kQuads)>> : std::bool_constant
 
 template <typename Slot>
 __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stride, int* info_sum, float* info_unscale,
-                                  float* scratch, Slot slot) {
+                                  float* scratch, Slot slot, const NormScale& scale = {}) {
   using stage_impl::group_values;
   using stage_impl::load_raw;
   using stage_impl::reduce_row;
@@ -66,16 +70,21 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   // The thread's first group stays in registers from the max to the
   // conversion (at M = 1 and 640 threads a 5120-column x is one group each).
   uint4 held;
-  if (first < end) {
-    held = load_raw(s, m, first, vec);
-    take_max(first, held);
+  if (first < end) held = load_raw(s, m, first, vec);
+  const bool scaled = scale.partials != nullptr;
+  double* norm_sums = reinterpret_cast<double*>(scratch + 2 * (int(blockDim.x) >> 5) * kMmaMaxM);
+  if (scaled) {
+    const double share = warp_sum_f64(norm_partials_share(scale, int(threadIdx.x), int(blockDim.x)));
+    if ((threadIdx.x & 31) == 0) norm_sums[threadIdx.x >> 5] = share;  // published by the max's barrier
   }
+  if (first < end) take_max(first, held);
 #pragma unroll 4
   for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
   amax = reduce_row<true>(amax, s.M, scratch, 0);
   const bool usable = amax > 0.0f && isfinite(amax);
-  const float scale = usable ? kFixedMax / amax : 1.0f;
-  if (first == 0) info_unscale[m] = usable ? amax / kFixedMax : isfinite(amax) ? 1.0f : NAN;
+  const float to_fixed = usable ? kFixedMax / amax : 1.0f;
+  const float unscale = usable ? amax / kFixedMax : isfinite(amax) ? 1.0f : NAN;
+  if (first == 0 && !scaled) info_unscale[m] = unscale;
   uint32_t* hi_row = words + size_t(2 * m) * stride;
   uint32_t* lo_row = hi_row + stride;
   int sum = 0;
@@ -87,7 +96,7 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
       uint32_t hi[4], lo[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int qv = __float2int_rn(v[4 * h + e] * scale);
+        const int qv = __float2int_rn(v[4 * h + e] * to_fixed);
         const int l = ((qv + 128) & 255) - 128;
         sum += qv;
         hi[e] = replicated_byte((qv - l) >> 8);
@@ -110,6 +119,11 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   if (first < end) convert(first, held);
 #pragma unroll 2
   for (int j = first + per_row; j < end; j += per_row) convert(j, load_raw(s, m, j, vec));
+  if (first == 0 && scaled) {  // after the conversion, so the root overlaps the other warps' stores
+    double total = 0.0;
+    for (int w = 0; w < int(blockDim.x >> 5); ++w) total += norm_sums[w];
+    info_unscale[m] = unscale * norm_scale_of(total, scale);
+  }
   sum = reduce_row<false>(sum, s.M, scratch, 1);
   if (first == 0) info_sum[m] = sum;
   __syncthreads();

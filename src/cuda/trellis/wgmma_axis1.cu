@@ -59,6 +59,7 @@ struct WgmmaArgs {
   unsigned* counters;  // [slices] arrival counters, then [slices][NPROJ][16][2M] int32 accumulators (zero between launches)
   __nv_bfloat16* out;
   SwigluTail tail;
+  NormScale scale;  // M = 1: a residual-norm reader (stage_bytes.cuh)
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
   // kernel's tail; x, the split scratch and out come after it, in every warp.
   wait_for_prerequisite_grids();
   stage_bytes_block(StageSlice{a.x, C, 0, C, C, M, nullptr}, words, 4, reinterpret_cast<int*>(info),
-                    info + kMmaMaxM, scratch, WgmmaByteSlot{});
+                    info + kMmaMaxM, scratch, WgmmaByteSlot{}, a.scale);
   if (c_beg >= c_end) return;
   // Descriptor: start address, leading (K) byte offset 128 between the two
   // core matrices of a step, stride (N) byte offset 256 (one 8-row group), no swizzle.
@@ -288,9 +289,13 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 }
 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
-                        uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream) {
+                        uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream,
+                        const NormScale& scale) {
+  if (scale.partials && M != 1)
+    throw Error("wgmma axis-1 form: a residual-norm reader runs at M = 1, got M=" + std::to_string(M));
   WgmmaArgs a{};
   set_call(a, w, nproj, x, M, out, tail, scratch.counters);
+  a.scale = scale;
   a.chunks = plan.chunks;
   a.chunks_per_tile = plan.chunks_per_tile;
   a.groups = plan.groups;

@@ -83,8 +83,7 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   amax = reduce_row<true>(amax, s.M, scratch, 0);
   const bool usable = amax > 0.0f && isfinite(amax);
   const float to_fixed = usable ? kFixedMax / amax : 1.0f;
-  const float unscale = usable ? amax / kFixedMax : isfinite(amax) ? 1.0f : NAN;
-  if (first == 0 && !scaled) info_unscale[m] = unscale;
+  if (first == 0) info_unscale[m] = usable ? amax / kFixedMax : isfinite(amax) ? 1.0f : NAN;
   uint32_t* hi_row = words + size_t(2 * m) * stride;
   uint32_t* lo_row = hi_row + stride;
   int sum = 0;
@@ -122,7 +121,7 @@ __device__ void stage_bytes_block(const StageSlice& s, uint32_t* words, int stri
   if (first == 0 && scaled) {  // after the conversion, so the root overlaps the other warps' stores
     double total = 0.0;
     for (int w = 0; w < int(blockDim.x >> 5); ++w) total += norm_sums[w];
-    info_unscale[m] = unscale * norm_scale_of(total, scale);
+    info_unscale[m] *= norm_scale_of(total, scale);
   }
   sum = reduce_row<false>(sum, s.M, scratch, 1);
   if (first == 0) info_sum[m] = sum;

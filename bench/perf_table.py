@@ -101,6 +101,22 @@ def h100_runtime_section(docs):
     return out
 
 
+def norm_fusion_section(docs):
+    """The fused residual norms against launched ones (runtime_device.sh norm_ab), one binary, runs taking turns."""
+    out = ["### Fused residual norms (`TRELLIS_NORM_FUSION`)", "",
+           "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
+           "generated, CUDA graphs), the in-layer residual norms fused (default) and launched "
+           "(`TRELLIS_NORM_FUSION=0`) taking turns; generation tok/s of each run.", "",
+           "| file | commit | GPU | fused | launched | median change |", "|---|---|---|---|---|---|"]
+    for name, doc in docs:
+        runs, med = doc["generation_tok_s"], doc["median"]
+        change = 100 * (med["fused"] / med["launched"] - 1)
+        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in runs['fused'])} | "
+                   f"{' '.join(f'{v:.1f}' for v in runs['launched'])} | {change:+.1f} % |")
+    out.append("")
+    return out
+
+
 def profile_section(doc):
     out = ["### Where a forward's GPU time goes (`TRELLIS_PROFILE`)", "",
            f"`bench/results/h200_runtime_profile.json` (table: `h200_runtime_profile.txt`), commit "
@@ -276,6 +292,9 @@ def main():
     h100 = sorted(n for n in os.listdir(RES) if n.startswith("h100_runtime_") and n.endswith(".json"))
     if h100:
         lines += h100_runtime_section([(n, load(n)) for n in h100])
+    nf = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_norm_fusion_ab_" in n)
+    if nf:
+        lines += norm_fusion_section([(n, load(n)) for n in nf])
     rp = load("h200_runtime_profile.json")
     if rp:
         lines += profile_section(rp)

@@ -3,10 +3,10 @@
 //   producer, per output i:  x_i += fp32(bf16(y_i)), image_i = bf16(x_i · w_i), returns x_i² (fp64)
 //   producer, per block b:   partials[b] = Σ of its outputs' x_i², summed in a fixed order
 //   reader:                  s = 1 / √(Σ_b partials[b] / n + eps), Σ in fp64, the mean and root in fp32
-// The norm kernel takes the root in fp64 and rounds it to fp32; rsqrtf is
-// within 2 ulp of that, far below the bf16 image's rounding, and keeps the
-// few registers a kernel has free at its staging (fp64 division and square
-// root sequences spilled a warpgroup gate/up instance).
+// The norm kernel takes the root in fp64 and rounds it to fp32; the fast
+// fp32 division and rsqrtf are within a few ulp of that, far below the bf16
+// image's rounding, and short (fp64 division and square root sequences are
+// long and take registers the kernels do not have free at their staging).
 // A reader sums the partials in a fixed order (each thread its slots
 // t, t + threads, …, then a fixed xor tree and the warps in order), so every
 // block of a launch computes the same s.
@@ -40,7 +40,7 @@ __device__ __forceinline__ double norm_partials_share(const NormScale& s, int fi
 }
 
 __device__ __forceinline__ float norm_scale_of(double total, const NormScale& s) {
-  return rsqrtf(float(total) / float(s.n) + s.eps);
+  return rsqrtf(__fdividef(float(total), float(s.n)) + s.eps);
 }
 
 }  // namespace trellis::cuda::detail

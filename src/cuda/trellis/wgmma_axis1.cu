@@ -143,8 +143,12 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) wgmma_axis1_kernel(const Wgm
   // writes) are read before the wait, so their latency overlaps the previous
   // kernel's tail; x, the split scratch and out come after it, in every warp.
   wait_for_prerequisite_grids();
+  // A scale is read at M = 1 only, where a gate/up pair with the gate at k = 3
+  // runs on the mma.sync kernel (wgmma_axis1_serves): those instances stage
+  // without it (with it, ptxas spilled in their loop at k = 3 / 3).
+  constexpr bool kReadsScale = !(NPROJ == 2 && K0 == 3);
   stage_bytes_block(StageSlice{a.x, C, 0, C, C, M, nullptr}, words, 4, reinterpret_cast<int*>(info),
-                    info + kMmaMaxM, scratch, WgmmaByteSlot{}, a.scale);
+                    info + kMmaMaxM, scratch, WgmmaByteSlot{}, kReadsScale ? a.scale : NormScale{});
   if (c_beg >= c_end) return;
   // Descriptor: start address, leading (K) byte offset 128 between the two
   // core matrices of a step, stride (N) byte offset 256 (one 8-row group), no swizzle.
@@ -291,8 +295,9 @@ WgmmaAxis1Plan plan_wgmma_axis1(const TrellisGeometry& g, int nproj, int M, int 
 void launch_wgmma_axis1(const WgmmaAxis1Plan& plan, const TrellisTensorView* w, int nproj, const uint16_t* x, int M,
                         uint16_t* out, SwigluTail tail, SplitScratch scratch, cudaStream_t stream,
                         const NormScale& scale) {
-  if (scale.partials && M != 1)
-    throw Error("wgmma axis-1 form: a residual-norm reader runs at M = 1, got M=" + std::to_string(M));
+  if (scale.partials && (M != 1 || !wgmma_axis1_serves(w[0].geom, nproj, M, 9)))
+    throw Error("wgmma axis-1 form: a residual-norm reader runs at M = 1 where this kernel serves, got M=" +
+                std::to_string(M) + " nproj=" + std::to_string(nproj) + " k=" + std::to_string(w[0].geom.k));
   WgmmaArgs a{};
   set_call(a, w, nproj, x, M, out, tail, scratch.counters);
   a.scale = scale;

@@ -127,12 +127,22 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
 #pragma unroll
     for (int i = 0; i <= K; ++i) w0[i] = next0[i], w1[i] = next1[i];
     // The next slab's words load into registers while this one decodes; the
-    // one after heads for L2. Past the segment's end the last slab's words
-    // load again (no branch in the loop).
-    const size_t next_step = sl + 1 < send ? step : 0, after_step = sl + 2 < send ? step : 0;
-    run0 += next_step, run1 += next_step;
-    load_block_run<K>(run0, wraps, next0), load_block_run<K>(run1, wraps, next1);
-    prefetch_l2(run0 + after_step), prefetch_l2(run1 + after_step);
+    // one after heads for L2. At k = 3 without a branch (past the segment's
+    // end the last slab's words load again), at k = 2 and 4 with one: ptxas
+    // schedules the two differently, and each measured faster where it is
+    // used (H100, bench/results/h100_norm_fusion_vs_main_ff7c2e5.txt: down
+    // M = 1 k = 3 30.0 against 30.7 µs; k = 2 29.7 against 30.9, M = 4 41.7
+    // against 46.3).
+    if constexpr (K == 3) {
+      const size_t next_step = sl + 1 < send ? step : 0, after_step = sl + 2 < send ? step : 0;
+      run0 += next_step, run1 += next_step;
+      load_block_run<K>(run0, wraps, next0), load_block_run<K>(run1, wraps, next1);
+      prefetch_l2(run0 + after_step), prefetch_l2(run1 + after_step);
+    } else if (sl + 1 < send) {
+      run0 += step, run1 += step;
+      load_block_run<K>(run0, wraps, next0), load_block_run<K>(run1, wraps, next1);
+      if (sl + 2 < send) prefetch_l2(run0 + step), prefetch_l2(run1 + step);
+    }
     const uint2 b = has_x ? *reinterpret_cast<const uint2*>(xrow + (sl - sbeg_seg) * kImmaAxis0SlabRows)
                           : make_uint2(0u, 0u);
 #pragma unroll

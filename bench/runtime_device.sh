@@ -137,6 +137,7 @@ fi
 if has norm_ab; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "norm_ab: run the bench step first"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
+  rm -f /tmp/norm_ab.txt  # a warm machine keeps /tmp between calls
   for ((r = 1; r <= ${NORM_AB_RUNS:-3}; ++r)); do
     for fusion in 1 0; do
       TRELLIS_NORM_FUSION=$fusion timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" \

@@ -28,6 +28,10 @@
 // group order through shared memory: deterministic, and the summation order
 // of a row depends only on (rows, cols, M, SM count), never on nproj, so the
 // `split` tail is bit-identical to two one-projection launches + swiglu.
+// At M = 1 (residual_norm.cuh): one projection may instead add its bf16
+// outputs into an fp32 residual, write bf16(x ⊙ w) and its block's Σx² (a
+// residual-norm producer, after one more block barrier), and any call may
+// scale its outputs (gate and up before the tail) by a norm's s (a reader).
 //
 // Requirements: axis 1, cols a multiple of 32 (of T), x rows 16-byte aligned.
 #include <cuda_bf16.h>

@@ -5,7 +5,10 @@
 //   sampling  top_k_candidates at the sampler's defaults (temperature 0.8,
 //             top-k 40) against nth_element over every candidate and a sort
 //             of the k kept; without top-k (0: every candidate, sorted, with
-//             their softmax) against std::sort of the candidates alone.
+//             their softmax) against std::sort of the candidates alone; and
+//             the sampler without top-k at top-p 0.95, min-p 0.05 (the
+//             leading candidates, then the filters) against every candidate
+//             sorted, then the filters.
 // google-benchmark reports the time per call; decoding pays one call per
 // token on the host, between the GPU's forwards.
 #include <benchmark/benchmark.h>
@@ -85,6 +88,29 @@ void std_sort_no_top_k(benchmark::State& state) {
   }
 }
 
+// The sampler without top-k at its default top-p 0.95 and min-p 0.05: the
+// leading candidates then the filters, against every candidate sorted then
+// the filters (the path it replaced; the same tokens: sampling_test.cpp).
+void trellis_no_top_k_filtered(benchmark::State& state) {
+  const auto v = vocab_logits();
+  for (auto _ : state) {
+    auto c = trellis::model::leading_candidates(v, 0.8f, 0.95f, 0.05f);
+    trellis::model::keep_top_p(c, 0.95f);
+    trellis::model::keep_min_p(c, 0.05f);
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
+void all_sorted_no_top_k_filtered(benchmark::State& state) {
+  const auto v = vocab_logits();
+  for (auto _ : state) {
+    auto c = trellis::model::top_k_candidates(v, 0.8f, 0);
+    trellis::model::keep_top_p(c, 0.95f);
+    trellis::model::keep_min_p(c, 0.05f);
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
 }  // namespace
 
 BENCHMARK(trellis_argmax)->Unit(benchmark::kMicrosecond);
@@ -93,4 +119,6 @@ BENCHMARK(trellis_top_k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(std_nth_element_top_k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(trellis_no_top_k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(std_sort_no_top_k)->Unit(benchmark::kMicrosecond);
+BENCHMARK(trellis_no_top_k_filtered)->Unit(benchmark::kMicrosecond);
+BENCHMARK(all_sorted_no_top_k_filtered)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

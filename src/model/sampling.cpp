@@ -115,10 +115,16 @@ std::vector<Candidate> first_k(std::span<const float> logits, float temperature,
 // is std::sort's order under `before`; on a 151936-entry vocabulary
 // top_k_candidates without top-k took 4.1 ms with it, where std::sort of the
 // candidates alone took 11.3 ms (bench/results/cpu_sampling.json). A digit
-// every key shares is skipped.
+// every key shares is skipped. Below 4096 candidates std::sort under
+// `before` (the radix sort's four passes over 2^16 counts cost more there).
 std::vector<Candidate> all_sorted(std::span<const float> logits, float temperature) {
   const size_t n = logits.size();
-  if (n == 0) return {};
+  if (n < 4096) {
+    std::vector<Candidate> c(n);
+    for (size_t i = 0; i < n; ++i) c[i] = {int32_t(i), logits[i] / temperature};
+    std::sort(c.begin(), c.end(), before);
+    return c;
+  }
   std::vector<uint64_t> keys(n), spare(n);
   for (size_t i = 0; i < n; ++i) {
     float v = logits[i] / temperature;
@@ -162,6 +168,32 @@ std::vector<Candidate> top_k_candidates(std::span<const float> logits, float tem
   return c;
 }
 
+// Without top-k, where top-p or min-p will cut: the leading candidates, each
+// probability over every logit (exp(x − top) / Σ every exp, the sum in id
+// order), first_k's for k = 64, 256, … until the list reaches the point
+// where keep_top_p stops (its mass ≥ top_p) or where keep_min_p cuts (its
+// last below min_p · the first): the filters then keep what they keep of the
+// whole sorted list. Past a quarter of the vocabulary, or with a total that
+// is not finite (an infinite or NaN logit), every candidate
+// (top_k_candidates without top-k).
+std::vector<Candidate> leading_candidates(std::span<const float> logits, float temperature, float top_p,
+                                          float min_p) {
+  const size_t n = logits.size();
+  if (n == 0 || (top_p >= 1.0f && min_p <= 0.0f)) return top_k_candidates(logits, temperature, 0);
+  const float top = logits[size_t(argmax(logits))] / temperature;
+  double total = 0;
+  for (const float l : logits) total += std::exp(l / temperature - top);
+  if (!std::isfinite(total)) return top_k_candidates(logits, temperature, 0);
+  for (size_t k = 64; 4 * k < n; k *= 4) {
+    std::vector<Candidate> c = first_k(logits, temperature, k);
+    std::sort(c.begin(), c.end(), before);
+    double mass = 0;
+    for (auto& x : c) mass += (x.prob = float(std::exp(x.prob - top) / total));
+    if ((top_p < 1.0f && mass >= top_p) || (min_p > 0.0f && c.back().prob < min_p * c.front().prob)) return c;
+  }
+  return top_k_candidates(logits, temperature, 0);
+}
+
 void keep_top_p(std::vector<Candidate>& c, float top_p) {
   if (top_p >= 1.0f) return;
   double mass = 0;
@@ -181,7 +213,9 @@ void keep_min_p(std::vector<Candidate>& c, float min_p) {
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history) {
   apply_repetition_penalty(logits, history, params_.repeat_penalty, params_.repeat_last_n);
   if (params_.temperature <= 0.0f) return argmax(logits);
-  std::vector<Candidate> c = top_k_candidates(logits, params_.temperature, params_.top_k);
+  const bool top_k = params_.top_k > 0 && size_t(params_.top_k) < logits.size();
+  std::vector<Candidate> c = top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
+                                   : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p);
   keep_top_p(c, params_.top_p);
   keep_min_p(c, params_.min_p);
   const double u = double(rng_() >> 11) * 0x1.0p-53;

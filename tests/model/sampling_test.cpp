@@ -1,7 +1,7 @@
 // Sampling: the repetition penalty, the top-k / top-p / min-p masks,
 // greedy ties (and the argmax against std::max_element on random logits with
-// NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, and
-// seeded determinism of the draws.
+// NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, the
+// leading candidates against the whole list, and seeded determinism of the draws.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,6 +134,39 @@ TEST(Sampling, TemperatureSharpensAndFlattens) {
   const float hot = model::top_k_candidates(logits, 2.0f, 0)[0].prob;
   EXPECT_NEAR(cold, 1.0 / (1.0 + std::exp(-2.0)), 1e-6);
   EXPECT_NEAR(hot, 1.0 / (1.0 + std::exp(-0.5)), 1e-6);
+}
+
+// Without top-k the sampler takes leading_candidates, not every candidate:
+// after keep_top_p and keep_min_p the same ids as the whole sorted list,
+// and probabilities within 1e-6 (the total is summed in another order).
+// Vocabularies of 200 to 151936 logits, peaked and flat, each filter alone
+// and both; the peaked Qwen3-sized case must take the short path.
+TEST(Sampling, LeadingCandidatesFilterAsTheWholeList) {
+  std::mt19937 rng(5);
+  const auto filtered = [](std::vector<Candidate> c, float p, float m) {
+    model::keep_top_p(c, p);
+    model::keep_min_p(c, m);
+    return c;
+  };
+  const std::pair<float, float> filters[] = {{0.5f, 0.0f}, {0.95f, 0.0f}, {0.999f, 0.0f}, {1.0f, 0.05f},
+                                             {0.95f, 0.05f}, {0.9f, 0.2f}};
+  for (const size_t n : {size_t(200), size_t(5000), size_t(151936)}) {
+    for (const float sd : {0.5f, 3.0f, 8.0f}) {
+      std::vector<float> logits(n);
+      for (float& l : logits) l = std::normal_distribution<float>(0.0f, sd)(rng);
+      for (const float t : {0.7f, 1.3f}) {
+        const auto all = model::top_k_candidates(logits, t, 0);
+        for (const auto& [p, m] : filters) {
+          const auto lead = model::leading_candidates(logits, t, p, m);
+          const auto want = filtered(all, p, m), got = filtered(lead, p, m);
+          ASSERT_EQ(ids_of(got), ids_of(want)) << "n " << n << " sd " << sd << " t " << t << " p " << p << " m " << m;
+          for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i].prob, want[i].prob, 1e-6);
+          if (n == 151936 && sd == 8.0f) EXPECT_LT(lead.size(), n / 4) << "t " << t << " p " << p << " m " << m;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(model::leading_candidates(std::vector<float>{1, 2, 3}, 1.0f, 1.0f, 0.0f).size(), 3u);  // no filter cuts
 }
 
 TEST(Sampling, TopPKeepsTheSmallestSetReachingTheMass) {

@@ -41,6 +41,12 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
 int32_t argmax(std::span<const float> logits);
 // Steps 2–3 for temperature > 0: logits / temperature, top-k, softmax, sorted.
 std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k);
+// Without top-k: the first candidates of top_k_candidates(logits, t, 0)
+// with their probabilities, enough that keep_top_p then keep_min_p keep
+// from them what they keep from the whole list (the sampler's path for
+// top-k 0; every candidate when neither filter cuts).
+std::vector<Candidate> leading_candidates(std::span<const float> logits, float temperature, float top_p,
+                                          float min_p);
 void keep_top_p(std::vector<Candidate>& c, float top_p);
 void keep_min_p(std::vector<Candidate>& c, float min_p);
 

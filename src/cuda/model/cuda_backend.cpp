@@ -377,19 +377,19 @@ class CudaBackend final : public Backend {
     if (fast) {
       const bool scales = lq.takes_norm_scale(options_.trellis, x.rows) && lk.takes_norm_scale(options_.trellis, x.rows) &&
                           lv.takes_norm_scale(options_.trellis, x.rows);
-      const TakenImage in = take_image(x, lq, scales);
-      signature.insert(signature.end(), {uint64_t(in.from), uint64_t(in.fused), uint64_t(in.partials)});
+      const TakenImage taken = take_image(x, lq, scales);
+      signature.insert(signature.end(), {uint64_t(taken.from), uint64_t(taken.fused), uint64_t(taken.partials)});
       submit(x.rows, signature, pos0, [=, this, &lq, &lk, &lv](Pos p) {
         const LinearRun run = linear_run();
         const int64_t M = x.rows;
-        uint16_t* xb = input_bf16(in, M * x.cols);
+        uint16_t* xb = input_bf16(taken, M * x.cols);
         uint16_t* qb = scratch_.get<uint16_t>(Slot::qkv_bf16, size_t(M * (q.cols + k.cols + v.cols)));
         uint16_t* kb = qb + M * q.cols;
         uint16_t* vb = kb + M * k.cols;
-        if (!in.from) lq.kernel_input(run, f32(x), M, xb);
+        if (!taken.from) lq.kernel_input(run, f32(x), M, xb);
         const CudaLinear* layers[] = {&lq, &lk, &lv};
         uint16_t* outputs[] = {qb, kb, vb};
-        CudaLinear::kernel_group(run, layers, xb, M, outputs, norm_scale(in));
+        CudaLinear::kernel_group(run, layers, xb, M, outputs, norm_scale(taken));
         QkNormRopeArgs in = a;
         in.q = qb;
         in.k = kb;

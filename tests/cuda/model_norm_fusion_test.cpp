@@ -135,9 +135,9 @@ TEST(CudaNormFusion, DecodeMatchesTheLaunchedNormsAndTheCpu) {
       // o (reduce) → gate/up (gate_up), and down (imma axis 0) → q/k/v (reduce), but the last down's norm is the final one.
       {"default", {}, 2 * kLayers - 1},
       // Only down → q/k/v (imma): o on imma cannot produce.
-      {"factored", {.numerics = Numerics::factored}, kLayers - 1},
+      {"factored", {.numerics = Numerics::factored, .tail = std::nullopt}, kLayers - 1},
       // Only o → gate/up: down on scatter cannot produce.
-      {"f32", {.numerics = Numerics::f32}, kLayers}};
+      {"f32", {.numerics = Numerics::f32, .tail = std::nullopt}, kLayers}};
   for (const Config& c : configs) {
     const model::Model fused(model_dir(), model::make_cuda_backend({.fuse_norms = true, .trellis = c.trellis}));
     const model::Model plain(model_dir(), model::make_cuda_backend({.fuse_norms = false, .trellis = c.trellis}));

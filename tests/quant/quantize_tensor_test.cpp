@@ -145,8 +145,11 @@ TEST(QuantizeTensor, ScalesFollowEachRow) {
     }
     const double rms = std::sqrt(n / double(cols));
     EXPECT_NEAR(fp16_to_float(q.scales[size_t(r)]) / rms, 1.04, 0.06);
-    // Rows 0 and 1 have RMS below 2^-14 (fp16 subnormal scales): looser.
-    EXPECT_LT(e / n, r < 2 ? 0.085 : 0.08);
+    // A row's relative MSE at k = 2 over 300 seeds: mean 0.0743, σ 0.0015,
+    // the same for the rows whose RMS is below 2^-14 (fp16 subnormal
+    // scales); 0.08 (3.8σ) failed once in CI (seed 2797467667890705660,
+    // 0.0812), so the bound is 0.09 (10σ). A wrong scale is the check above.
+    EXPECT_LT(e / n, 0.09);
   }
 }
 

@@ -4,8 +4,8 @@
 //             and image = bf16(x' ⊙ w) bit for bit, with y the same form's
 //             unfused output (the producer must round exactly as it does),
 //             and Σ partials = Σ x'² (fp64, to 1e-12 relative);
-//   reader    (reduce stacked as q/k/v, gate_up, imma one projection and
-//             gate/up on both axis-1 kernels): outputs within the unfused
+//   reader    (reduce stacked as q/k/v, gate_up, the unfused reduce pair,
+//             imma one projection and gate/up on both axis-1 kernels): outputs within the unfused
 //             bounds of s·(the fp64 reference), where s comes from random
 //             partials chosen so that s ≈ 0.3 (an ignored scale fails by 3x);
 //   and the calls no form can serve are refused with an error.
@@ -196,9 +196,12 @@ TEST(NormScaleReader, ImmaAndCudaCoreGateUpScaleBeforeSwiglu) {
     partials.upload();
     const auto ref = reference_swiglu(scaled(reference_linear(gate.host(), x.host, 1), sc.s),
                                       scaled(reference_linear(up.host(), x.host, 1), sc.s));
-    const std::pair<Form, Numerics> forms[] = {{Form::imma, Numerics::factored}, {Form::gate_up, Numerics::f32}};
+    // reduce: the unfused pair (two scaled projections, then swiglu), split tail only.
+    const std::pair<Form, Numerics> forms[] = {
+        {Form::imma, Numerics::factored}, {Form::gate_up, Numerics::f32}, {Form::reduce, Numerics::f32}};
     for (const auto& [form, mode] : forms) {
       for (SwigluTail tail : {SwigluTail::split, SwigluTail::fused}) {
+        if (form == Form::reduce && tail == SwigluTail::fused) continue;
         out.poison();
         cuda::gate_up_swiglu(ctx, gate.device(), up.device(), x.dev, 1, out.dev, form, mode, tail,
                              {partials.dev, int(partials.host.size()), int(c.in), 1e-6f});

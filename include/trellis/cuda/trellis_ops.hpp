@@ -117,7 +117,7 @@ struct LinearCall {
 void linear_group(Context& ctx, const LinearCall* calls, int n, const uint16_t* x, int M, const NormScale& scale = {});
 
 // out = silu(gate(x)) · up(x); gate and up share axis-1 geometry except k.
-// A scale (forms imma and gate_up) makes the call a residual-norm reader.
+// A scale makes the call a residual-norm reader (takes_norm_scale of both).
 void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTensorView& up,
                     const uint16_t* x, int M, uint16_t* out, Form form, Numerics mode, SwigluTail tail,
                     const NormScale& scale = {});

@@ -375,10 +375,8 @@ class CudaBackend final : public Backend {
     const bool fast = lq.shares_input(lk) && lq.shares_input(lv) && !lq.rotates_output() && !lk.rotates_output() &&
                       !lv.rotates_output();
     if (fast) {
-      const bool scales = lq.takes_norm_scale(options_.trellis, x.rows) && lk.takes_norm_scale(options_.trellis, x.rows) &&
-                          lv.takes_norm_scale(options_.trellis, x.rows);
-      const TakenImage taken = take_image(x, lq, scales);
-      signature.insert(signature.end(), {uint64_t(taken.from), uint64_t(taken.fused), uint64_t(taken.partials)});
+      const TakenImage taken = take_image(x, lq, qkv_take_norm_scale(lq, lk, lv, x.rows));
+      signature.insert(signature.end(), {uint64_t(taken.from), uint64_t(taken.fused.partials)});
       submit(x.rows, signature, pos0, [=, this, &lq, &lk, &lv](Pos p) {
         const LinearRun run = linear_run();
         const int64_t M = x.rows;
@@ -436,8 +434,8 @@ class CudaBackend final : public Backend {
     const auto& d = static_cast<const CudaLinear&>(down);
     if (!mlp_fuses(g, d)) return Backend::mlp(gate_up, down, x, mid, out);
     const TakenImage in = take_image(x, g.gate(), g.takes_norm_scale(options_.trellis, x.rows));
-    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data), in.from, in.fused,
-                    uint64_t(in.partials)},
+    submit(x.rows, {11, word(&g), word(&d), word(x.data), uint64_t(x.rows), word(out.data), in.from,
+                    uint64_t(in.fused.partials)},
            -1, [=, this, &g, &d](Pos) {
              const uint16_t* yb = mlp_kernels(g, d, x, mid.cols, in, nullptr);
              d.kernel_output(linear_run(), yb, x.rows, f32(out));
@@ -485,7 +483,7 @@ class CudaBackend final : public Backend {
     const auto image = image_for(norm, x);
     const int partials = fused_norm_partials(d, norm, x);
     submit(x.rows, with_image({13, word(&g), word(&d), word(h.data), uint64_t(x.rows), word(x.data), word(&norm),
-                               word(eps), word(out.data), in.from, in.fused, uint64_t(in.partials),
+                               word(eps), word(out.data), in.from, uint64_t(in.fused.partials),
                                uint64_t(partials)}, image),
            -1, [=, this, &g, &d, &norm](Pos) {
              if (partials) {
@@ -521,9 +519,7 @@ class CudaBackend final : public Backend {
     for (const LayerWeights& l : weights.layers) {
       const CudaLinear &q = linear(l.q), &k = linear(l.k), &v = linear(l.v), &o = linear(l.o);
       if (q.is_trellis() && q.shares_input(k) && q.shares_input(v)) {
-        const bool scales = q.takes_norm_scale(trellis, 1) && k.takes_norm_scale(trellis, 1) &&
-                            v.takes_norm_scale(trellis, 1);
-        norm_readers_[l.input_norm.get()] = {input_transform(q), scales};
+        norm_readers_[l.input_norm.get()] = {input_transform(q), qkv_take_norm_scale(q, k, v, 1)};
       }
       const auto& g = static_cast<const CudaGateUp&>(*l.gate_up);
       if (g.fused())
@@ -723,11 +719,10 @@ class CudaBackend final : public Backend {
     InputTransform transform;
     FusedNorm fused;
   };
-  // What a reader took: the bf16 image of its x (from), and a fused norm's scale to apply.
+  // What a reader took: the bf16 image of its x (from), and the fused norm whose scale it applies (partials 0: none).
   struct TakenImage {
-    bool from = false, fused = false;
-    int partials = 0, n = 0;
-    float eps = 0;
+    bool from = false;
+    FusedNorm fused;
   };
   std::optional<InputTransform> image_for(const VectorWeight& w, const Act& x) const {
     const auto it = norm_readers_.find(&w);
@@ -750,15 +745,13 @@ class CudaBackend final : public Backend {
   }
   void publish(const Act& out, const std::optional<InputTransform>& t) { publish(out, t, FusedNorm{}); }
   // The image of x if it is the reader's; a fused norm's pending scale only
-  // for a reader that applies it (takes_scale), else the norm runs first.
+  // for a reader that applies it (takes_scale), else the norm runs first
+  // (settle_norm publishes its image of the same rows, so `mine` holds).
   TakenImage take_image(const Act& x, const CudaLinear& reader, bool takes_scale) {
     const bool mine = image_.of == x.data && image_.rows == x.rows && image_.transform == input_transform(reader);
     if (image_.fused.partials && !(mine && takes_scale)) settle_norm();
     const NormImage im = std::exchange(image_, NormImage{});
-    if (!(im.of == x.data && im.rows == x.rows && im.transform == input_transform(reader))) return {};
-    if (!im.fused.partials) return {.from = true};
-    return {.from = true, .fused = true, .partials = im.fused.partials, .n = int(im.fused.w->size),
-            .eps = im.fused.eps};
+    return mine ? TakenImage{true, im.fused} : TakenImage{};
   }
   // A fused norm nobody read: the plain norm over the updated residual (no add), recorded like any op.
   void settle_norm() {
@@ -773,11 +766,13 @@ class CudaBackend final : public Backend {
   }
   // A reader's bf16 input: the image it took (a fused norm's or a launched one's), else its own conversion.
   uint16_t* input_bf16(const TakenImage& in, int64_t n) {
-    return scratch_.get<uint16_t>(in.fused ? Slot::residual_image : in.from ? Slot::norm_bf16 : Slot::x_bf16, size_t(n));
+    const Slot slot = in.fused.partials ? Slot::residual_image : in.from ? Slot::norm_bf16 : Slot::x_bf16;
+    return scratch_.get<uint16_t>(slot, size_t(n));
   }
   trellis::cuda::NormScale norm_scale(const TakenImage& in) {
-    if (!in.fused) return {};
-    return {scratch_.get<double>(Slot::norm_partials, size_t(in.partials)), in.partials, in.n, in.eps};
+    const FusedNorm& f = in.fused;
+    if (!f.partials) return {};
+    return {scratch_.get<double>(Slot::norm_partials, size_t(f.partials)), f.partials, int(f.w->size), f.eps};
   }
   trellis::cuda::ResidualNormWrite residual_write(const Act& x, const VectorWeight& norm, int partials) {
     return {f32(x), static_cast<const CudaVector&>(norm).get(),
@@ -823,6 +818,11 @@ class CudaBackend final : public Backend {
     timed(profiler_.get(), op, part, [&] { launch_add_rmsnorm(a, stream_.get()); });
   }
 
+  // q, k and v (one kernel group) can read a fused norm's scale at M rows.
+  bool qkv_take_norm_scale(const CudaLinear& q, const CudaLinear& k, const CudaLinear& v, int64_t M) const {
+    return q.takes_norm_scale(options_.trellis, M) && k.takes_norm_scale(options_.trellis, M) &&
+           v.takes_norm_scale(options_.trellis, M);
+  }
   // One fused gate/up call whose bf16 output is down's kernel input as it is (down does not rotate its input).
   static bool mlp_fuses(const CudaGateUp& g, const CudaLinear& d) {
     return g.fused() && d.is_trellis() && !d.rotates_input();

@@ -186,16 +186,19 @@ void CudaLinear::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uin
         [&] { tc::linear(run.ctx, *view_, xb, int(M), yb, form, mode, {}, scale); });
 }
 
-bool CudaLinear::writes_residual_norm(const CudaTrellisOptions& options, int64_t M) const {
-  if (!is_trellis() || rotates_output()) return false;
+bool CudaLinear::form_can(const CudaTrellisOptions& options, int64_t M,
+                          bool (*can)(tc::Form, const TrellisGeometry&, int)) const {
+  if (!is_trellis()) return false;
   const auto [form, mode] = choose_linear_form(view_->geom, M, options);
-  return tc::form_supports(form, view_->geom, int(M), mode) && tc::writes_residual_norm(form, view_->geom, int(M));
+  return tc::form_supports(form, view_->geom, int(M), mode) && can(form, view_->geom, int(M));
+}
+
+bool CudaLinear::writes_residual_norm(const CudaTrellisOptions& options, int64_t M) const {
+  return !rotates_output() && form_can(options, M, tc::writes_residual_norm);
 }
 
 bool CudaLinear::takes_norm_scale(const CudaTrellisOptions& options, int64_t M) const {
-  if (!is_trellis()) return false;
-  const auto [form, mode] = choose_linear_form(view_->geom, M, options);
-  return tc::form_supports(form, view_->geom, int(M), mode) && tc::takes_norm_scale(form, view_->geom, int(M));
+  return form_can(options, M, tc::takes_norm_scale);
 }
 
 int CudaLinear::residual_norm_partials(const CudaTrellisOptions& options, int sm_count) const {
@@ -289,9 +292,8 @@ bool CudaGateUp::takes_norm_scale(const CudaTrellisOptions& options, int64_t M) 
   if (!fused_) return false;
   const TrellisGeometry &gg = gate_.view().geom, &ug = up_.view().geom;
   const GateUpCall c = choose_gate_up_form(gg, ug, M, options);
-  return (c.form == tc::Form::imma || c.form == tc::Form::gate_up) && tc::form_supports(c.form, gg, int(M), c.mode) &&
-         tc::form_supports(c.form, ug, int(M), c.mode) && tc::takes_norm_scale(c.form, gg, int(M)) &&
-         tc::takes_norm_scale(c.form, ug, int(M));
+  return tc::form_supports(c.form, gg, int(M), c.mode) && tc::form_supports(c.form, ug, int(M), c.mode) &&
+         tc::takes_norm_scale(c.form, gg, int(M)) && tc::takes_norm_scale(c.form, ug, int(M));
 }
 
 void CudaGateUp::kernel(const LinearRun& run, const uint16_t* xb, int64_t M, uint16_t* yb,

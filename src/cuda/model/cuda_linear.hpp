@@ -120,6 +120,10 @@ class CudaLinear final : public LinearWeight {
   ScratchNeed scratch_need(int64_t M, const CudaTrellisOptions& options) const;
 
  private:
+  // Whether the form this layer runs at M rows serves the call and passes `can`.
+  bool form_can(const CudaTrellisOptions& options, int64_t M,
+                bool (*can)(trellis::cuda::Form, const TrellisGeometry&, int)) const;
+
   std::string name_, role_;
   DeviceBuffer dense_;  // bf16 [out, in]
   DeviceBuffer codes_, scales_;

@@ -9,15 +9,17 @@
 //   set_axis0_call(args, w, x, M, out, split, scratch, residual)  the argument
 //       fields both kernels have: geometry, code words, scales, activations,
 //       the segments, the split-K scratch, the output and the residual-norm
-//       producer's buffers (finish_segments).
+//       producer's buffers (finish_segments; M = 1 only).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "kernels.cuh"
+#include "trellis/error.hpp"
 
 namespace trellis::cuda::detail {
 
@@ -37,6 +39,8 @@ inline Axis0Segments plan_axis0_segments(const TrellisGeometry& g, int M, int sm
 template <class Args>
 void set_axis0_call(Args& a, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* out,
                     const Axis0Segments& split, SplitScratch scratch, const ResidualNormWrite& residual) {
+  if (residual.x && M != 1)
+    throw Error("axis-0 tensor-core form: a residual-norm producer runs at M = 1, got M=" + std::to_string(M));
   a.geom = w.geom;
   a.codes = w.codes;
   a.scales = reinterpret_cast<const __half*>(w.scales);

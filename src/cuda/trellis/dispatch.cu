@@ -227,9 +227,6 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
   require(form_supports(form, g, M, mode) && form_supports(form, u, M, mode) &&
               (fused_form || form == Form::expand_cublas || form == Form::reduce),
           form, g, M, mode, "gate_up_swiglu");
-  if (scale.partials && form != Form::imma && form != Form::gate_up)
-    throw Error("gate_up_swiglu: only the imma and gate_up forms read a residual norm's scale, got form " +
-                std::string(to_string(form)));
   require_norm_fusion(form, g, M, {}, scale, "gate_up_swiglu");
   require_norm_fusion(form, u, M, {}, scale, "gate_up_swiglu");
   const TrellisTensorView w[2] = {gate, up};
@@ -257,8 +254,8 @@ void gate_up_swiglu(Context& ctx, const TrellisTensorView& gate, const TrellisTe
         throw Error("gate_up_swiglu: the unfused form " + std::string(to_string(form)) + " has only the split tail");
       const std::size_t n = std::size_t(M) * g.rows;
       uint16_t* tmp = ctx.staged(2 * n);
-      linear(ctx, gate, x, M, tmp, form, mode);
-      linear(ctx, up, x, M, tmp + n, form, mode);
+      linear(ctx, gate, x, M, tmp, form, mode, {}, scale);
+      linear(ctx, up, x, M, tmp + n, form, mode, {}, scale);
       detail::launch_swiglu(tmp, tmp + n, out, n, ctx.sm_count(), ctx.stream());
     }
   }

@@ -215,8 +215,6 @@ ImmaAxis0Plan plan_imma_axis0(const TrellisGeometry& g, int M, int sm_count) {
 void launch_imma_axis0(const ImmaAxis0Plan& plan, const TrellisTensorView& w, const uint16_t* x, int M,
                        uint16_t* out, SplitScratch scratch, cudaStream_t stream, const ResidualNormWrite& residual) {
   ImmaAxis0Args a{};
-  if (residual.x && M != 1)
-    throw Error("axis-0 tensor-core form: a residual-norm producer runs at M = 1, got M=" + std::to_string(M));
   set_axis0_call(a, w, x, M, out, plan.split, scratch, residual);
   a.x_stride = plan.x_stride;
   a.cut = state_cut(w.geom.L);

@@ -7,6 +7,7 @@
 // weights/s, effective GB/s (codes + scales + activations + outputs), the
 // percentage of the measured device-to-device copy bandwidth, and cuBLAS bf16
 // on the same shape and M in the same run (also rotating weight copies).
+// The CUDA-core forms run in their default numerics (default_numerics).
 //
 // Usage: trellis_kernels_bench OUT.json [--quick] [--only OP,...] [--k K,...]
 //   --quick: M = 1, 4 and 8 only; --only: just these ops (gate_up, down, up, q_o, k_v, qkv);
@@ -232,7 +233,9 @@ int main(int argc, char** argv) {
         Copies up(trellis::make_geometry(k, 12, 256, 1, out, in), rotate_bytes / 2);
         const double bytes = gate.code_bytes() + up.code_bytes() + double(M) * in * 2 + double(M) * out * 2;
         const std::pair<Form, Numerics> forms[] = {
-            {Form::imma, Numerics::factored}, {Form::mma, Numerics::factored}, {Form::gate_up, Numerics::f32}};
+            {Form::imma, Numerics::factored},
+            {Form::mma, Numerics::factored},
+            {Form::gate_up, trellis::cuda::default_numerics(Form::gate_up)}};
         for (const auto& [form, mode] : forms) {
           if (!trellis::cuda::form_supports(form, gate.geom, M, mode)) continue;
           const float us = median_us([&](int i) {
@@ -262,7 +265,9 @@ int main(int argc, char** argv) {
         const double bytes = w.code_bytes() + double(M) * c.in * 2 + double(M) * c.out * 2;
         const Form core = c.axis == 1 ? Form::reduce : Form::scatter;
         const std::pair<Form, Numerics> forms[] = {
-            {Form::imma, Numerics::factored}, {Form::mma, Numerics::factored}, {core, Numerics::f32}};
+            {Form::imma, Numerics::factored},
+            {Form::mma, Numerics::factored},
+            {core, trellis::cuda::default_numerics(core)}};
         for (const auto& [form, mode] : forms) {
           if (!trellis::cuda::form_supports(form, w.geom, M, mode)) continue;
           const float us = median_us([&](int i) { trellis::cuda::linear(ctx, w.view(i), x, M, y, form, mode); });
@@ -292,7 +297,8 @@ int main(int argc, char** argv) {
           w[p] = std::make_unique<Copies>(trellis::make_geometry(k, 12, 256, 1, rows[p], in), rotate_bytes);
           bytes += w[p]->code_bytes();
         }
-        const std::pair<Form, Numerics> forms[] = {{Form::imma, Numerics::factored}, {Form::reduce, Numerics::f32}};
+        const std::pair<Form, Numerics> forms[] = {{Form::imma, Numerics::factored},
+                                                   {Form::reduce, trellis::cuda::default_numerics(Form::reduce)}};
         for (const auto& [form, mode] : forms) {
           if (!trellis::cuda::form_supports(form, w[0]->geom, M, mode) ||
               !trellis::cuda::form_supports(form, w[1]->geom, M, mode))

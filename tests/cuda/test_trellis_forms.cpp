@@ -317,7 +317,9 @@ TEST(FormSelection, DefaultsAndRejections) {
   EXPECT_EQ(cuda::default_form(qo, 2), Form::reduce);
   EXPECT_EQ(cuda::default_form(qo, 4), Form::imma);
   EXPECT_EQ(cuda::default_gate_up_form(kv, kv, 1), Form::gate_up);
-  EXPECT_EQ(cuda::default_numerics(Form::reduce), Numerics::f32);
+  EXPECT_EQ(cuda::default_numerics(Form::reduce), Numerics::factored);
+  EXPECT_EQ(cuda::default_numerics(Form::gate_up), Numerics::factored);
+  EXPECT_EQ(cuda::default_numerics(Form::expand_cublas), Numerics::rounded);
   EXPECT_FALSE(cuda::form_supports(Form::mma, g, 1, Numerics::f32));
   EXPECT_FALSE(cuda::form_supports(Form::scatter, g, 1, Numerics::f32));
   EXPECT_FALSE(cuda::form_supports(Form::reduce, g, 5, Numerics::f32));

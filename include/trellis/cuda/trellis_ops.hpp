@@ -136,6 +136,6 @@ Form default_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up
 // serves (both geometries for gate/up), else mma.
 Form tensor_core_form(const TrellisGeometry& g, int M);
 Form tensor_core_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry& up, int M);
-Numerics default_numerics(Form f);
+Numerics default_numerics(Form f);  // factored, but rounded for expand_cublas
 
 }  // namespace trellis::cuda

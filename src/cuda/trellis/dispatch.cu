@@ -167,13 +167,11 @@ Form tensor_core_gate_up_form(const TrellisGeometry& gate, const TrellisGeometry
   return tensor_core_form(gate, M) == Form::imma && tensor_core_form(up, M) == Form::imma ? Form::imma : Form::mma;
 }
 
+// Every form that can accumulate the raw code values does (factored: f_r once
+// per output, so the CUDA-core forms spend no multiply per weight on it);
+// expand + cuBLAS rounds each weight to bf16.
 Numerics default_numerics(Form f) {
-  switch (f) {
-    case Form::mma:
-    case Form::imma: return Numerics::factored;
-    case Form::expand_cublas: return Numerics::rounded;
-    default: return Numerics::f32;
-  }
+  return f == Form::expand_cublas ? Numerics::rounded : Numerics::factored;
 }
 
 void linear(Context& ctx, const TrellisTensorView& w, const uint16_t* x, int M, uint16_t* y, Form form,

@@ -82,12 +82,14 @@ struct ReduceArgs {
   NormScale scale;                      // M = 1: a residual-norm reader (gate and up scaled before the tail)
 };
 
-// The run at block b, offset t0 of a row-major stored row (one division-free offset).
+// The run at block b, offset t0 of a row-major stored row: one offset from
+// the row, then the block-run loads (words 0..k−1 at fixed offsets, a vector
+// at k = 2 and 4; only the run at t0 = 0 wraps).
 template <int K>
 __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int T, int b, int t0,
                                           uint32_t (&w)[K + 1]) {
   const int wpb = T * K / 32;
-  load_run<K>(row + b * wpb, wpb, run_first_word(T, K, t0), w);
+  load_block_run<K>(row + (b * wpb + run_first_word(T, K, t0)), t0 == 0, w, wpb);
 }
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>

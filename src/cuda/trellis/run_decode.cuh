@@ -37,13 +37,16 @@ __device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int
 }
 
 // The k+1 words of the run whose first word is at `at` (= row + first word)
-// in a T = 256 block: words 0..k−1 never wrap (first <= wpb − k) and load as
-// one vector for k = 2 and 4 (first·4 bytes is 8- or 16-byte aligned, t0
-// being a multiple of 32); word k is word (first + k) mod wpb: the next one,
-// or for the run at t0 = 0 (first = wpb − k, the only one that wraps) the
-// block's word 0, wpb − k words before `at`.
+// in a block of wpb = T·k/32 words (T a multiple of 32; the tensor-core forms'
+// T = 256 by default): words 0..k−1 never wrap (first <= wpb − k) and load as
+// one vector for k = 2 and 4 (first and wpb are multiples of 2 and 4 words,
+// so with the row's start the address is 8- or 16-byte aligned); word k is
+// word (first + k) mod wpb: the next one, or for the run at t0 = 0
+// (first = wpb − k, the only one that wraps) the block's word 0, wpb − k
+// words before `at`.
 template <int K>
-__device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, bool wraps, uint32_t (&w)[K + 1]) {
+__device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, bool wraps, uint32_t (&w)[K + 1],
+                                               int wpb = kBlockT * K / 32) {
   if constexpr (K == 4) {
     const uint4 v = __ldg(reinterpret_cast<const uint4*>(at));
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
@@ -54,7 +57,6 @@ __device__ __forceinline__ void load_block_run(const uint32_t* __restrict__ at, 
 #pragma unroll
     for (int i = 0; i < K; ++i) w[i] = __ldg(at + i);
   }
-  constexpr int wpb = kBlockT * K / 32;
   if (wraps) w[K] = __ldg(at + K - wpb);
   else w[K] = __ldg(at + K);
 }

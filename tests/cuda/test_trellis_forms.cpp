@@ -89,6 +89,17 @@ TEST(StateWidths, NarrowestAndWidestMatchFp64Reference) {
       for (int L : {k + 1, 16}) check_linear_forms(make_geometry(k, L, 256, s.in % 256 == 0 ? 1 : 0, s.out, s.in), s, "StateWidths");
 }
 
+// The CUDA-core forms serve any T that is a multiple of 32 (run_decode.cuh's
+// block-run loads: the run at t0 = 0 wraps, vectors at k = 2 and 4 stay
+// aligned); the tensor-core forms take only T = 256 and are skipped here.
+TEST(BlockSizes, CudaCoreFormsMatchFp64Reference) {
+  TRELLIS_REQUIRE_CUDA_DEVICE();
+  for (const Shape s : {Shape{264, 768}, Shape{768, 264}})
+    for (int k : {2, 3, 4})
+      for (int T : {32, 64, 128})
+        check_linear_forms(make_geometry(k, 12, T, s.in % T == 0 ? 1 : 0, s.out, s.in), s, "BlockSizes");
+}
+
 std::string linear_name(const ::testing::TestParamInfo<std::tuple<Shape, int, int>>& info) {
   const auto [s, axis, k] = info.param;
   return std::to_string(s.out) + "x" + std::to_string(s.in) + "_axis" + std::to_string(axis) + "_k" + std::to_string(k);

@@ -24,7 +24,8 @@
 // lane decodes its runs from k+1 words (run_decode.cuh: constant shifts, the
 // block-run loads from one offset), code words prefetched one chunk ahead.
 // Per weight (M = 1, factored, the default numerics): SHF, LOP3, IMAD, IDP4A,
-// FADD, FFMA; f32 adds an FMUL, rounded an FMUL, half a CVT and an unpack. Lane sums are reduced by a fixed xor butterfly, column groups in
+// FADD, FFMA; f32 adds an FMUL, rounded an FMUL, half a CVT and an unpack.
+// Lane sums are reduced by a fixed xor butterfly, column groups in
 // group order through shared memory: deterministic, and the summation order
 // of a row depends only on (rows, cols, M, SM count), never on nproj, so the
 // `split` tail is bit-identical to two one-projection launches + swiglu.

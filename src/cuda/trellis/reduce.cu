@@ -51,20 +51,21 @@
 namespace trellis::cuda::detail {
 namespace {
 
-// 8 warps: enough rows per block that the x chunk staged in shared memory is
-// reused by 16 row-projections (its L2 traffic stays below the code bytes for
-// M <= 2 at k = 2), few enough that blocks stay small for small-row tensors.
-constexpr int kWarps = 8;
-constexpr int kThreads = kWarps * 32;
+// Warps per block: 8, enough rows per block that the x chunk staged in
+// shared memory is reused by 16 row-projections (its L2 traffic stays below the
+// code bytes for M <= 2 at k = 2); 4 for one projection at M = 1 (a decode
+// step's q/k/v and o), whose 8-row blocks spread a 5120-row layer over the
+// SMs within one block of the average (640 blocks, at most 5 on an SM of 132)
+// where 16-row blocks left some SMs 3 and others 2.
+__host__ __device__ constexpr int warps_per_block(int nproj, int M) { return nproj == 1 && M == 1 ? 4 : 8; }
 constexpr int kWarpCols = 1024;  // one 32-position run per lane
-// Staged x chunk: nwc·M·1024 fp32 <= 32 KiB, so nwc·M <= 8.
-constexpr int kStageFloats = 8192;
-constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte loads (8 bf16) per thread
-// Blocks per SM the kernel is compiled for: three (<= 80 registers each) for
-// one projection at M <= 2, which fit without spills, so a 5120-row layer's
-// 320 blocks run in one wave on 132 SMs; two (<= 128 registers) otherwise.
+// Staged x chunk: nwc·M·1024 fp32, nwc·M <= 8 (32 KiB) with 8 warps, <= 4 (16 KiB) with 4.
+__host__ __device__ constexpr int stage_floats(int warps) { return warps * kWarpCols; }
+// Blocks per SM the kernel is compiled for, all at <= 80 registers but the
+// last: six of 4 warps (one projection, M = 1), three of 8 for one projection
+// at M = 2, which fit without spills, two of 8 (<= 128 registers) otherwise.
 template <int NPROJ, int M>
-constexpr int kMinBlocksPerSm = NPROJ == 1 && M <= 2 ? 3 : 2;
+constexpr int kMinBlocksPerSm = warps_per_block(NPROJ, M) == 4 ? 6 : NPROJ == 1 && M <= 2 ? 3 : 2;
 
 // Per part p: its projection (NPROJ 1), or gate (p = 0) and up (p = 1) for
 // NPROJ 2, whose launch is one part with out[0], log2_nwc[0].
@@ -94,9 +95,13 @@ __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int 
 }
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_kernel(const ReduceArgs a) {
+__global__ void __launch_bounds__(32 * warps_per_block(NPROJ, M), kMinBlocksPerSm<NPROJ, M>)
+    reduce_kernel(const ReduceArgs a) {
   allow_dependent_grids();
   constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
+  constexpr int kWarps = warps_per_block(NPROJ, M), kThreads = 32 * kWarps;
+  constexpr int kStageFloats = stage_floats(kWarps);
+  constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte loads (8 bf16) per thread
   __shared__ __align__(16) float xs[kStageFloats];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -323,19 +328,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<NPROJ, M>) reduce_ke
 }
 
 // Column groups per block: the fewest that give at least two blocks per SM
-// (counted with the one-projection layout, so nproj 1 and 2 sum alike), with
-// nwc·M <= 8 (the staged chunk) and no group entirely past the last column.
+// (one at M = 1), counted with the one-projection layout (so nproj 1 and 2 sum
+// alike), with nwc·M·1024 floats in that layout's stage and no group entirely
+// past the last column.
 int column_groups_log2(int R, int C, int M, int sm_count) {
+  const int warps = warps_per_block(1, M), min_blocks = (M == 1 ? 1 : 2) * sm_count;
   int lg = 0;
   while (true) {
     const int nwc = 1 << lg;
-    if (2 * nwc * std::max(M, 1) > kStageFloats / kWarpCols) break;
+    if (2 * nwc * std::max(M, 1) > stage_floats(warps) / kWarpCols) break;
     if (2 * nwc * kWarpCols > C + kWarpCols - 32) break;  // the next group would have no columns at all
-    const int rows_per_block = 2 * (kWarps / nwc);
+    const int rows_per_block = 2 * (warps / nwc);
     const int blocks = (R + rows_per_block - 1) / rows_per_block;
-    if (blocks >= 2 * sm_count) break;
+    if (blocks >= min_blocks) break;
     ++lg;
-    if ((1 << lg) == kWarps) break;
+    if ((1 << lg) == warps) break;
   }
   return lg;
 }
@@ -344,7 +351,7 @@ using Launcher = void (*)(const ReduceArgs&, int, cudaStream_t);
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
 void launch_one(const ReduceArgs& a, int blocks, cudaStream_t stream) {
-  launch_programmatic(reduce_kernel<KG, KU, NPROJ, M, MODE>, blocks, kThreads, 0, stream, a);
+  launch_programmatic(reduce_kernel<KG, KU, NPROJ, M, MODE>, blocks, 32 * warps_per_block(NPROJ, M), 0, stream, a);
 }
 
 template <int KG, int KU, int NPROJ, int M>
@@ -442,7 +449,7 @@ void launch_parts(const TrellisTensorView* w, int nproj, int parts, const uint16
     a.out[p] = reinterpret_cast<__nv_bfloat16*>(out[p]);
     a.log2_nwc[p] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
     a.first_block[p] = blocks;
-    const int rows_per_block = (nproj == 1 ? 2 : 1) * (kWarps >> a.log2_nwc[p]);
+    const int rows_per_block = (nproj == 1 ? 2 : 1) * (warps_per_block(nproj, M) >> a.log2_nwc[p]);
     blocks += int((g.rows + rows_per_block - 1) / rows_per_block);
   }
   a.parts = parts;
@@ -471,7 +478,8 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
 }
 
 int reduce_blocks(const TrellisGeometry& g, int M, int sm_count) {
-  const int rows_per_block = 2 * (kWarps >> column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1)));
+  const int rows_per_block =
+      2 * (warps_per_block(1, M) >> column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1)));
   return int((g.rows + rows_per_block - 1) / rows_per_block);
 }
 

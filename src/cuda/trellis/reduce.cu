@@ -10,9 +10,9 @@
 //   factored : out_mr = f_r · Σ_c float(y_rc) · x_mc              (exact y, fp32 FMA)
 // then bf16_rn (one projection) or swiglu_tail(split|fused) of the two sums.
 //
-// Launch: blocks of 8 warps; the warps form nwr row groups × nwc column groups
-// (nwc ∈ {1,2,4,8}, chosen from the geometry so small-row tensors still fill
-// the GPU). Stacked projections take consecutive ranges of blocks, each part
+// Launch: blocks of 8 warps (4 for one projection at M = 1); the warps form
+// nwr row groups × nwc column groups (nwc a power of two up to the warps,
+// chosen from the geometry so small-row tensors still fill the GPU). Stacked projections take consecutive ranges of blocks, each part
 // with the nwc and blocks it would have on its own (so its sums are the same
 // bit for bit). Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
 // projection, or row w of gate and of up. The block walks the input dim in

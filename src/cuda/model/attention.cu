@@ -2,8 +2,10 @@
 // trellis/model/backend.hpp), for decode (M = 1..8 query rows) and prefill
 // (any M), with the step's first position pos0 read through Pos.
 //
-// One launch (plus attention_combine when split): block (split s, kv head g,
-// group of 8 query rows) of 8 warps. The query rows of kv head g are the
+// One launch (plus attention_combine when split): block (kv head g, split s,
+// group of 8 query rows) of 8 warps, g the grid's fastest index so that the
+// low splits (the only ones with key tiles at a short position) are the first
+// blocks launched, spread over the SMs. The query rows of kv head g are the
 // M·hpg pairs (m, head g·hpg + i), hpg = heads / kv_heads, row r ↔ m = r / hpg,
 // i = r mod hpg, so the heads sharing a kv head share its staged key tiles
 // (a decode step's M = 1 and hpg = 5 keep 5 warps busy on one tile). Warp w
@@ -67,7 +69,7 @@ __global__ void attention_tiles_kernel(AttentionArgs a) {
   float* ks = reinterpret_cast<float*>(smem4);  // [kTile][S]
   float* vs = ks + kTile * S;                     // [kTile][S]
   float* qs = vs + kTile * S;                     // [kRowsPerBlock][D]
-  const int s = blockIdx.x, g = blockIdx.y, r0 = blockIdx.z * kRowsPerBlock;
+  const int g = blockIdx.x, s = blockIdx.y, r0 = blockIdx.z * kRowsPerBlock;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int hpg = a.heads / a.kv_heads;
   const int rows = min(kRowsPerBlock, a.M * hpg - r0);
@@ -252,7 +254,7 @@ void launch_tiles(const AttentionArgs& a, cudaStream_t stream) {
   static const cudaError_t attr =
       cudaFuncSetAttribute(attention_tiles_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
   check_cuda(attr, "cudaFuncSetAttribute (attention shared memory)");
-  const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(attention_row_groups(a.M, a.heads, a.kv_heads)));
+  const dim3 grid(unsigned(a.kv_heads), unsigned(a.splits), unsigned(attention_row_groups(a.M, a.heads, a.kv_heads)));
   launch_programmatic(attention_tiles_kernel<D>, grid, 32 * kRowsPerBlock, smem, stream, a);
   check_launch("attention_tiles");
 }

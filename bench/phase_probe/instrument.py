@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Inserts the phase marks of phase_probe.cuh into the working tree's
-wgmma_axis1.cu, imma_axis0.cu and stage_bytes.cuh (run.sh restores them).
+wgmma_axis1.cu, mma_axis1.cu, imma_axis0.cu and stage_bytes.cuh (run.sh
+restores them).
 
 Marks (clock64 unless noted):
   wgmma_axis1 (per warpgroup, lane 0 of its first warp): [0] %globaltimer at
@@ -8,6 +9,9 @@ Marks (clock64 unless noted):
     words issued before it), [3] after staging x, [4] after the first chunk,
     [5] cycles spent in tile flushes (wait_group 0 to the outputs written),
     [6] exit, [7] %globaltimer at exit.
+  mma_axis1 (per warp, lane 0): the wgmma_axis1 marks, a unit being a warp
+    (its stage marks are those of threads 128·i of its block: the fp16 form
+    does not stage through stage_bytes_block, so its s.* columns are stale).
   imma_axis0 (per block, thread 0): [0] %globaltimer, [1] entry, [2] after the
     wait, [3] after staging, [4] warp 0's slab loop done, [5] block sums in
     real units done, [6] exit (after the segment sum in the last block),
@@ -35,11 +39,11 @@ def edit(name, pairs):
 
 edit("stage_bytes.cuh", [
     ('#include "stage_smem.cuh"\n', '#include "stage_smem.cuh"\n#include "phase_probe.cuh"\n'),
-    ("""    take_max(first, held);
-  }""", """    take_max(first, held);
-  }
+    ("""  for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
+""", """  for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
   if (amax < -1.0f) amax = 0.0f;  // keeps the mark after amax's value
-  probe::stage_mark(0);"""),
+  probe::stage_mark(0);
+"""),
     ("""  amax = reduce_row<true>(amax, s.M, scratch, 0);
 """, """  amax = reduce_row<true>(amax, s.M, scratch, 0);
   probe::stage_mark(1);
@@ -61,12 +65,12 @@ edit("wgmma_axis1.cu", [
   const unsigned long long pe_gt = probe::gtime(), pe_clk = probe::clk();
   extern __shared__ uint4 smem[];"""),
     ("""  wait_for_prerequisite_grids();
-  stage_bytes_block(""", """  wait_for_prerequisite_grids();
+  // A scale is read at M = 1 only""", """  wait_for_prerequisite_grids();
   const unsigned long long pw_clk = probe::clk();
-  stage_bytes_block("""),
+  // A scale is read at M = 1 only"""),
     ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
   unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
-  const bool prober = wq == 0 && lane == 0 && grp < 1024;
+  const bool prober = wq == 0 && lane == 0 && grp < probe::kMaxUnits;
   if (c_beg >= c_end) return;"""),
     ("""    if (nrem != 0 && c + 1 < c_end) {
       tile = ntile, rem = nrem;
@@ -98,7 +102,7 @@ edit("wgmma_axis1.cu", [
   probe::collect("wgmma p" + std::to_string(nproj) + " " + std::to_string(w[0].geom.rows) + "x" +
                      std::to_string(w[0].geom.cols) + " k" + std::to_string(k0) + " M" + std::to_string(M) + " g" +
                      std::to_string(plan.groups),
-                 std::min(plan.groups, 1024), stream, {"wait", "stage", "chunk1", "flush", "total", "loopend"},
+                 std::min(plan.groups, probe::kMaxUnits), stream, {"wait", "stage", "chunk1", "flush", "total", "loopend"},
                  {{1, 2}, {2, 3}, {3, 4}, {5, -1}, {1, 6}, {3, 6}}, 4, [](int u) { return u; });
 }"""),
 ])
@@ -117,11 +121,11 @@ edit("imma_axis0.cu", [
   int acc[16][4];"""),
     ("""  // acc[t][e]: column 32g""", """  const unsigned long long pl_clk = probe::clk();
   // acc[t][e]: column 32g"""),
-    ("""  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+    ("""  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
 }""", """  const unsigned long long pb_clk = probe::clk();
-  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out);
+  finish_segments(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
   const int unit = int(blockIdx.y * gridDim.x + blockIdx.x);
-  if (threadIdx.x == 0 && unit < 1024) {
+  if (threadIdx.x == 0 && unit < probe::kMaxUnits) {
     unsigned long long* r = probe::g_phase[unit];
     r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = pl_clk, r[5] = pb_clk, r[6] = probe::clk(),
     r[7] = probe::gtime();
@@ -133,8 +137,59 @@ edit("imma_axis0.cu", [
 }""", """  f(a, dim3(plan.split.col_tiles, plan.split.segments), plan.smem_bytes, stream);
   probe::collect("axis0 imma " + std::to_string(w.geom.rows) + "x" + std::to_string(w.geom.cols) + " k" +
                      std::to_string(k) + " M" + std::to_string(M) + " b" + std::to_string(plan.split.col_tiles * plan.split.segments),
-                 std::min(plan.split.col_tiles * plan.split.segments, 1024), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
+                 std::min(plan.split.col_tiles * plan.split.segments, probe::kMaxUnits), stream, {"wait", "stage", "loop", "bsum", "tail", "total"},
                  {{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {1, 6}}, 2, [](int u) { return u * 5; });
+}"""),
+])
+edit("mma_axis1.cu", [
+    ('#include "swiglu.cuh"\n', '#include "swiglu.cuh"\n#include "phase_probe.cuh"\n'),
+    ("""  allow_dependent_grids();
+  using Acc = std::conditional_t<kInt, int, float>;""", """  allow_dependent_grids();
+  const unsigned long long pe_gt = probe::gtime(), pe_clk = probe::clk();
+  using Acc = std::conditional_t<kInt, int, float>;"""),
+    ("""  wait_for_prerequisite_grids();
+  // Lane (g, q) reads operand row g""", """  wait_for_prerequisite_grids();
+  const unsigned long long pw_clk = probe::clk();
+  // Lane (g, q) reads operand row g"""),
+    ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
+  unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
+  const bool prober = lane == 0 && w < probe::kMaxUnits;
+  if (c_beg >= c_end) return;"""),
+    ("""    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+""", """    if (c == c_beg) p1_clk = probe::clk();
+    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+    const unsigned long long pf0 = probe::clk();
+    ++nflush;
+"""),
+    ("""    tile = ntile, rem = nrem;
+  }
+}
+""", """    pflush += probe::clk() - pf0;
+    tile = ntile, rem = nrem;
+  }
+  if (prober) {
+    unsigned long long* r = probe::g_phase[w];
+    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = p1_clk, r[5] = pflush, r[6] = probe::clk(),
+    r[7] = probe::gtime();
+    unsigned long long* e = probe::g_extra[w];
+    e[0] = probe::smid(), e[1] = c_end - c_beg, e[2] = nflush, e[3] = blockIdx.x;
+  }
+}
+"""),
+    ("""  f(a, plan.blocks, plan.smem_bytes, stream);
+}""", """  f(a, plan.blocks, plan.smem_bytes, stream);
+  probe::collect(std::string(plan.byte_operands ? "mma1 imma" : "mma1 fp16") + " p" + std::to_string(nproj) + " " +
+                     std::to_string(w[0].geom.rows) + "x" + std::to_string(w[0].geom.cols) + " k" + std::to_string(k0) +
+                     " M" + std::to_string(M) + " w" + std::to_string(plan.warps),
+                 std::min(plan.warps, probe::kMaxUnits), stream, {"wait", "stage", "chunk1", "flush", "total", "loopend"},
+                 {{1, 2}, {2, 3}, {3, 4}, {5, -1}, {1, 6}, {3, 6}}, 4,
+                 [](int u) { return (u / kAxis1Warps) * 5 + (u % kAxis1Warps) / 4; });
 }"""),
 ])
 (d / "phase_probe.cuh").write_text((pathlib.Path(__file__).parent / "phase_probe.cuh").read_text())

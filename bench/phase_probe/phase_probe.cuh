@@ -1,6 +1,6 @@
 // Phase timestamps of the decode kernels, for bench/phase_probe/run.sh only:
 // instrument.py copies this header next to the kernels and inserts the marks.
-// Each work unit (a warpgroup of wgmma_axis1, a block of imma_axis0) records
+// Each work unit (a warpgroup of wgmma_axis1, a warp of mma_axis1, a block of imma_axis0) records
 // %globaltimer at entry and exit and clock64 at its phase boundaries; after
 // every launch the host synchronises, reads them back and accumulates the
 // median and max of each phase over units; the table is written at exit to
@@ -18,10 +18,11 @@
 #include <vector>
 
 namespace probe {
+constexpr int kMaxUnits = 4096;  // work units recorded per launch (mma_axis1: 20 warps × 132 SMs)
 constexpr double kCyclesPerUs = 1980.0;  // the H200's 1.98 GHz (the header says why it is only nominal)
 // [unit][0] gt entry, [1..6] clock64 marks or values, [7] gt end; g_extra[unit]: smid, chunks, flushes, unit tag
-static __device__ unsigned long long g_phase[1024][8];
-static __device__ unsigned long long g_extra[1024][4];
+static __device__ unsigned long long g_phase[kMaxUnits][8];
+static __device__ unsigned long long g_extra[kMaxUnits][4];
 // staging sub-phases, indexed (block linear)*5 + threadIdx.x/128, by threads with threadIdx.x % 128 == 0
 static __device__ unsigned long long g_stage[2048][4];
 __device__ __forceinline__ unsigned long long gtime() {
@@ -86,7 +87,7 @@ template <class StageIndex>
 inline void collect(const std::string& label, int units, cudaStream_t s, const std::vector<std::string>& names,
                     const std::vector<std::pair<int, int>>& spans, int detail_span, StageIndex stage_index) {
   cudaStreamSynchronize(s);
-  static unsigned long long h[1024][8], x[1024][4], st[2048][4];
+  static unsigned long long h[kMaxUnits][8], x[kMaxUnits][4], st[2048][4];
   cudaMemcpyFromSymbol(h, g_phase, sizeof(unsigned long long) * 8 * units);
   cudaMemcpyFromSymbol(x, g_extra, sizeof(unsigned long long) * 4 * units);
   cudaMemcpyFromSymbol(st, g_stage, sizeof st);

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Where the time of the integer decode kernels goes, phase by phase (GPU
 # machine): instruments a kernels-only build (instrument.py: timestamps at the
-# phase boundaries of wgmma_axis1 and imma_axis0 and inside the x staging), runs
-# the quick kernel benchmark on it and writes $OUT/phases.txt (per op, k, M:
-# the median / max over work units of each phase, the span of the launch, and
-# for the last launch the distribution of one phase and its slowest units).
+# phase boundaries of wgmma_axis1, mma_axis1 and imma_axis0 and inside the x
+# staging), runs the quick kernel benchmark on it and writes $OUT/phases.txt
+# (per op, k, M: the median / max over work units of each phase, the span of
+# the launch, and for the last launch the distribution of one phase, each SM's
+# spread of unit end times and the slowest units).
 # The instrumented sources are put back when it ends. Only the phase table
 # means something: each instrumented call synchronises.
 #   ONLY=gate_up,down KS=2 OUT=$OUT bench/phase_probe/run.sh
 set -uo pipefail
 source "$(dirname "$0")/../device_steps.sh" none
-files=(src/cuda/trellis/wgmma_axis1.cu src/cuda/trellis/imma_axis0.cu src/cuda/trellis/stage_bytes.cuh)
+files=(src/cuda/trellis/wgmma_axis1.cu src/cuda/trellis/mma_axis1.cu src/cuda/trellis/imma_axis0.cu src/cuda/trellis/stage_bytes.cuh)
 saved=$(mktemp -d)
 for f in "${files[@]}"; do cp -p "$f" "$saved/$(basename "$f")"; done
 restore() {

@@ -12,9 +12,10 @@
 //
 // Launch: blocks of 8 warps (4 for one projection at M = 1); the warps form
 // nwr row groups × nwc column groups (nwc a power of two up to the warps,
-// chosen from the geometry so small-row tensors still fill the GPU). Stacked projections take consecutive ranges of blocks, each part
-// with the nwc and blocks it would have on its own (so its sums are the same
-// bit for bit). Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
+// chosen from the geometry so small-row tensors still fill the GPU). Stacked
+// projections take consecutive ranges of blocks, each part with the nwc and
+// blocks it would have on its own (so its sums are the same bit for bit).
+// Every warp owns two (row, projection) items: rows 2w, 2w+1 of one
 // projection, or row w of gate and of up. The block walks the input dim in
 // chunks of nwc·1024 columns; each chunk of x (all M rows) is converted to
 // fp32 once into shared memory (16-byte coalesced loads, prefetched one chunk

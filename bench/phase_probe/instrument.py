@@ -37,6 +37,44 @@ def edit(name, pairs):
     p.write_text(s)
 
 
+def chunk_walk_marks(unit, prober, after_loop):
+    """The chunk walk's marks, alike in both axis-1 kernels: the first chunk's
+    end, the cycles in tile flushes, and the unit's record (g_phase[unit],
+    g_extra[unit]) when the walk ends, just before `after_loop`."""
+    record = """  if (prober) {
+    unsigned long long* r = probe::g_phase[UNIT];
+    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = p1_clk, r[5] = pflush, r[6] = probe::clk(),
+    r[7] = probe::gtime();
+    unsigned long long* e = probe::g_extra[UNIT];
+    e[0] = probe::smid(), e[1] = c_end - c_beg, e[2] = nflush, e[3] = blockIdx.x;
+  }
+""".replace("UNIT", unit)
+    return [
+        ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
+  unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
+  const bool prober = PROBER;
+  if (c_beg >= c_end) return;""".replace("PROBER", prober)),
+        ("""    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+""", """    if (c == c_beg) p1_clk = probe::clk();
+    if (nrem != 0 && c + 1 < c_end) {
+      tile = ntile, rem = nrem;
+      continue;
+    }
+    const unsigned long long pf0 = probe::clk();
+    ++nflush;
+"""),
+        ("""    tile = ntile, rem = nrem;
+  }
+""" + after_loop, """    pflush += probe::clk() - pf0;
+    tile = ntile, rem = nrem;
+  }
+""" + record + after_loop),
+    ]
+
+
 edit("stage_bytes.cuh", [
     ('#include "stage_smem.cuh"\n', '#include "stage_smem.cuh"\n#include "phase_probe.cuh"\n'),
     ("""  for (int j = first + per_row; j < end; j += per_row) take_max(j, load_raw(s, m, j, vec));
@@ -68,35 +106,7 @@ edit("wgmma_axis1.cu", [
   // A scale is read at M = 1 only""", """  wait_for_prerequisite_grids();
   const unsigned long long pw_clk = probe::clk();
   // A scale is read at M = 1 only"""),
-    ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
-  unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
-  const bool prober = wq == 0 && lane == 0 && grp < probe::kMaxUnits;
-  if (c_beg >= c_end) return;"""),
-    ("""    if (nrem != 0 && c + 1 < c_end) {
-      tile = ntile, rem = nrem;
-      continue;
-    }
-""", """    if (c == c_beg) p1_clk = probe::clk();
-    if (nrem != 0 && c + 1 < c_end) {
-      tile = ntile, rem = nrem;
-      continue;
-    }
-    const unsigned long long pf0 = probe::clk();
-    ++nflush;
-"""),
-    ("""    tile = ntile, rem = nrem;
-  }
-#else""", """    pflush += probe::clk() - pf0;
-    tile = ntile, rem = nrem;
-  }
-  if (prober) {
-    unsigned long long* r = probe::g_phase[grp];
-    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = p1_clk, r[5] = pflush, r[6] = probe::clk(),
-    r[7] = probe::gtime();
-    unsigned long long* e = probe::g_extra[grp];
-    e[0] = probe::smid(), e[1] = c_end - c_beg, e[2] = nflush, e[3] = blockIdx.x;
-  }
-#else"""),
+    *chunk_walk_marks("grp", "wq == 0 && lane == 0 && grp < probe::kMaxUnits", "#else"),
     ("""  f(a, plan.blocks, plan.smem_bytes, stream);
 }""", """  f(a, plan.blocks, plan.smem_bytes, stream);
   probe::collect("wgmma p" + std::to_string(nproj) + " " + std::to_string(w[0].geom.rows) + "x" +
@@ -151,37 +161,7 @@ edit("mma_axis1.cu", [
   // Lane (g, q) reads operand row g""", """  wait_for_prerequisite_grids();
   const unsigned long long pw_clk = probe::clk();
   // Lane (g, q) reads operand row g"""),
-    ("""  if (c_beg >= c_end) return;""", """  const unsigned long long ps_clk = probe::clk();
-  unsigned long long p1_clk = 0, pflush = 0, nflush = 0;
-  const bool prober = lane == 0 && w < probe::kMaxUnits;
-  if (c_beg >= c_end) return;"""),
-    ("""    if (nrem != 0 && c + 1 < c_end) {
-      tile = ntile, rem = nrem;
-      continue;
-    }
-""", """    if (c == c_beg) p1_clk = probe::clk();
-    if (nrem != 0 && c + 1 < c_end) {
-      tile = ntile, rem = nrem;
-      continue;
-    }
-    const unsigned long long pf0 = probe::clk();
-    ++nflush;
-"""),
-    ("""    tile = ntile, rem = nrem;
-  }
-}
-""", """    pflush += probe::clk() - pf0;
-    tile = ntile, rem = nrem;
-  }
-  if (prober) {
-    unsigned long long* r = probe::g_phase[w];
-    r[0] = pe_gt, r[1] = pe_clk, r[2] = pw_clk, r[3] = ps_clk, r[4] = p1_clk, r[5] = pflush, r[6] = probe::clk(),
-    r[7] = probe::gtime();
-    unsigned long long* e = probe::g_extra[w];
-    e[0] = probe::smid(), e[1] = c_end - c_beg, e[2] = nflush, e[3] = blockIdx.x;
-  }
-}
-"""),
+    *chunk_walk_marks("w", "lane == 0 && w < probe::kMaxUnits", "}\n"),
     ("""  f(a, plan.blocks, plan.smem_bytes, stream);
 }""", """  f(a, plan.blocks, plan.smem_bytes, stream);
   probe::collect(std::string(plan.byte_operands ? "mma1 imma" : "mma1 fp16") + " p" + std::to_string(nproj) + " " +

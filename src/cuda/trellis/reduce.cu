@@ -59,6 +59,12 @@ namespace {
 // SMs within one block of the average (640 blocks, at most 5 on an SM of 132)
 // where 16-row blocks left some SMs 3 and others 2.
 __host__ __device__ constexpr int warps_per_block(int nproj, int M) { return nproj == 1 && M == 1 ? 4 : 8; }
+template <int NPROJ, int M>
+constexpr int kThreadsPerBlock = 32 * warps_per_block(NPROJ, M);
+// Output rows per block: two per warp of one projection, one (of gate and up) per warp of the pair.
+int rows_per_block(int nproj, int M, int log2_nwc) {
+  return (nproj == 1 ? 2 : 1) * (warps_per_block(nproj, M) >> log2_nwc);
+}
 constexpr int kWarpCols = 1024;  // one 32-position run per lane
 // Staged x chunk: nwc·M·1024 fp32, nwc·M <= 8 (32 KiB) with 8 warps, <= 4 (16 KiB) with 4.
 __host__ __device__ constexpr int stage_floats(int warps) { return warps * kWarpCols; }
@@ -96,11 +102,11 @@ __device__ __forceinline__ void load_item(const uint32_t* __restrict__ row, int 
 }
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
-__global__ void __launch_bounds__(32 * warps_per_block(NPROJ, M), kMinBlocksPerSm<NPROJ, M>)
+__global__ void __launch_bounds__(kThreadsPerBlock<NPROJ, M>, kMinBlocksPerSm<NPROJ, M>)
     reduce_kernel(const ReduceArgs a) {
   allow_dependent_grids();
   constexpr int K0 = KG, K1 = NPROJ == 2 ? KU : KG;
-  constexpr int kWarps = warps_per_block(NPROJ, M), kThreads = 32 * kWarps;
+  constexpr int kWarps = warps_per_block(NPROJ, M), kThreads = kThreadsPerBlock<NPROJ, M>;
   constexpr int kStageFloats = stage_floats(kWarps);
   constexpr int kStageItemsPerThread = kStageFloats / 8 / kThreads;  // 16-byte loads (8 bf16) per thread
   __shared__ __align__(16) float xs[kStageFloats];
@@ -339,8 +345,8 @@ int column_groups_log2(int R, int C, int M, int sm_count) {
     const int nwc = 1 << lg;
     if (2 * nwc * std::max(M, 1) > stage_floats(warps) / kWarpCols) break;
     if (2 * nwc * kWarpCols > C + kWarpCols - 32) break;  // the next group would have no columns at all
-    const int rows_per_block = 2 * (warps / nwc);
-    const int blocks = (R + rows_per_block - 1) / rows_per_block;
+    const int rows = rows_per_block(1, M, lg);
+    const int blocks = (R + rows - 1) / rows;
     if (blocks >= min_blocks) break;
     ++lg;
     if ((1 << lg) == warps) break;
@@ -352,7 +358,7 @@ using Launcher = void (*)(const ReduceArgs&, int, cudaStream_t);
 
 template <int KG, int KU, int NPROJ, int M, Numerics MODE>
 void launch_one(const ReduceArgs& a, int blocks, cudaStream_t stream) {
-  launch_programmatic(reduce_kernel<KG, KU, NPROJ, M, MODE>, blocks, 32 * warps_per_block(NPROJ, M), 0, stream, a);
+  launch_programmatic(reduce_kernel<KG, KU, NPROJ, M, MODE>, blocks, kThreadsPerBlock<NPROJ, M>, 0, stream, a);
 }
 
 template <int KG, int KU, int NPROJ, int M>
@@ -450,8 +456,8 @@ void launch_parts(const TrellisTensorView* w, int nproj, int parts, const uint16
     a.out[p] = reinterpret_cast<__nv_bfloat16*>(out[p]);
     a.log2_nwc[p] = column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1));
     a.first_block[p] = blocks;
-    const int rows_per_block = (nproj == 1 ? 2 : 1) * (warps_per_block(nproj, M) >> a.log2_nwc[p]);
-    blocks += int((g.rows + rows_per_block - 1) / rows_per_block);
+    const int rows = rows_per_block(nproj, M, a.log2_nwc[p]);
+    blocks += int((g.rows + rows - 1) / rows);
   }
   a.parts = parts;
   a.x = reinterpret_cast<const __nv_bfloat16*>(x);
@@ -479,9 +485,8 @@ void launch_reduce(const TrellisTensorView* w, int nproj, const uint16_t* x, int
 }
 
 int reduce_blocks(const TrellisGeometry& g, int M, int sm_count) {
-  const int rows_per_block =
-      2 * (warps_per_block(1, M) >> column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1)));
-  return int((g.rows + rows_per_block - 1) / rows_per_block);
+  const int rows = rows_per_block(1, M, column_groups_log2(int(g.rows), int(g.cols), M, std::max(sm_count, 1)));
+  return int((g.rows + rows - 1) / rows);
 }
 
 bool reduce_stacks(const TrellisTensorView* w, int parts) {

@@ -73,7 +73,8 @@ def runtime_section(doc):
                f"commit {doc['commit']}. Model: {doc['model']}. Method: {doc['method']}.")
     out += ["", "| CUDA graphs | prompt tok/s | generation tok/s |", "|---|---|---|"]
     for key, name in (("graphs_on", "on"), ("graphs_off", "off"),
-                      ("graphs_on_no_programmatic_launch", "on, no programmatic launches (TRELLIS_PDL=0)")):
+                      ("graphs_on_no_programmatic_launch", "on, no programmatic launches (TRELLIS_PDL=0)"),
+                      ("graphs_on_sampled", "on, sampled (--seed 1, trellis run's default sampling)")):
         r = doc.get(key)
         if r:
             out.append(f"| {name} | {r['prompt_tok_s']:.0f} | {r['generation_tok_s']:.1f} |")
@@ -90,13 +91,15 @@ def h100_runtime_section(docs):
            "The same command on an H100 (NVIDIA H100 80GB HBM3), where an H200 was asked for and not lent; "
            "compare these rows with each other, not with the H200 table above. The steps column: the one-token "
            "steps' host time before each launch and their wait for a result, per step (`model::step_report`).", "",
-           "| file | commit | graphs on: prompt / generation tok/s | graphs off | TRELLIS_PDL=0 | steps (graphs on) |",
-           "|---|---|---|---|---|---|"]
+           "| file | commit | graphs on: prompt / generation tok/s | graphs off | TRELLIS_PDL=0 | sampled | steps (graphs on) |",
+           "|---|---|---|---|---|---|---|"]
     for name, doc in docs:
-        on, off, nopdl = (doc.get(k) or {} for k in ("graphs_on", "graphs_off", "graphs_on_no_programmatic_launch"))
+        on, off, nopdl, sampled = (doc.get(k) or {} for k in ("graphs_on", "graphs_off",
+                                                               "graphs_on_no_programmatic_launch", "graphs_on_sampled"))
         out.append(f"| `{name}` | {doc['commit']} | {on.get('prompt_tok_s', 0):.0f} / {on.get('generation_tok_s', 0):.1f} | "
                    f"{off.get('generation_tok_s', 0):.1f} | {nopdl.get('generation_tok_s', 0):.1f} | "
-                   f"{on.get('steps', '–')} |")
+                   + (f"{sampled['generation_tok_s']:.1f} | " if 'generation_tok_s' in sampled else "– | ")
+                   + f"{on.get('steps', '–')} |")
     out.append("")
     return out
 

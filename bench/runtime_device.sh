@@ -9,7 +9,8 @@
 #            window (1025 tokens), CPU and CUDA, against transformers' 114.62
 #   bench    trellis synth --like qwen3-14b --bits 3 to /tmp/q14, trellis run
 #            --device cuda on a 512-token prompt with 256 tokens generated
-#            (greedy), CUDA graphs on and off, and on with TRELLIS_PDL=0
+#            (greedy), CUDA graphs on and off, and on with TRELLIS_PDL=0;
+#            then sampled with trellis run's default sampling (--seed 1)
 #   norm_ab  (after bench) the same run with the in-layer residual norms
 #            fused (the default) and launched (TRELLIS_NORM_FUSION=0), taking
 #            turns, NORM_AB_RUNS (default 3) each: h200_runtime_norm_fusion.json
@@ -108,6 +109,10 @@ if has bench; then
   TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
     >/dev/null 2>/tmp/run_nopdl.txt
   echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
+  # Sampled with trellis run's defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05): the logits go to the host.
+  timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --seed 1 \
+    >/dev/null 2>/tmp/run_sampled.txt
+  echo "graphs=1 sampled exit $?: $(tail -1 /tmp/run_sampled.txt)" | tee -a "$LOG"
   python3 - "$OUT/h200_runtime.json" <<'PY'
 import json, re, subprocess, sys
 def stats(path):
@@ -129,6 +134,7 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
                  "sampling); CUDA_MODULE_LOADING=EAGER",
        "graphs_on": stats("/tmp/run_1.txt"), "graphs_off": stats("/tmp/run_0.txt"),
        "graphs_on_no_programmatic_launch": stats("/tmp/run_nopdl.txt"),
+       "graphs_on_sampled": stats("/tmp/run_sampled.txt"),
        "acceptance": {"generation_tok_s": 250, "prompt_tok_s": 5000}}
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(doc, indent=1))

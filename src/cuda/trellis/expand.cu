@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) expand_axis1_kernel(const ExpandArgs
     const int c = (run - r * runs_per_row) * 32;
     const int b = c / T, t0 = c - b * T;
     uint32_t w[K + 1];
-    load_run<K>(a.codes + block_words(a, r, b, wpb), wpb, run_first_word(T, K, t0), w);
+    load_block_run<K>(a.codes + block_words(a, r, b, wpb) + run_first_word(T, K, t0), t0 == 0, w, wpb);
     const float f = row_factor(__half2float(a.scales[r]));
     const int sw = (lane >> 1) & 3;
 #pragma unroll
@@ -119,8 +119,8 @@ __global__ void __launch_bounds__(kThreads) expand_axis0_kernel(const ExpandArgs
       const int b = c / T, t0 = c - b * T, w0 = run_first_word(T, K, t0);
       const int ra = min(r0 + 2 * p, R - 1), rb = min(r0 + 2 * p + 1, R - 1);
       uint32_t wa[K + 1], wbw[K + 1];
-      load_run<K>(a.codes + block_words(a, ra, b, wpb), wpb, w0, wa);
-      load_run<K>(a.codes + block_words(a, rb, b, wpb), wpb, w0, wbw);
+      load_block_run<K>(a.codes + block_words(a, ra, b, wpb) + w0, t0 == 0, wa, wpb);
+      load_block_run<K>(a.codes + block_words(a, rb, b, wpb) + w0, t0 == 0, wbw, wpb);
       const float fa = row_factor(__half2float(a.scales[ra])), fb = row_factor(__half2float(a.scales[rb]));
       __syncthreads();  // the previous tile's reads are done
 #pragma unroll

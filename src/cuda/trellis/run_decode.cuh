@@ -22,19 +22,8 @@ namespace trellis::cuda::detail {
 
 inline constexpr float kHalfBias = 1534.0f;  // (y + 1534) is what the MMA sees
 
-// Any T: the run's first word and the k+1 words, wrapping past the block end.
+// Any T: the first word of the run at t0 (its k+1 words wrap past the block end only at t0 = 0).
 __device__ __forceinline__ int run_first_word(int T, int k, int t0) { return (T - 32 - t0) * k / 32; }
-
-template <int K>
-__device__ __forceinline__ void load_run(const uint32_t* __restrict__ block, int wpb, int w0,
-                                         uint32_t (&w)[K + 1]) {
-#pragma unroll
-  for (int i = 0; i <= K; ++i) {
-    int wi = w0 + i;
-    if (wi >= wpb) wi -= wpb;
-    w[i] = __ldg(block + wi);
-  }
-}
 
 // The k+1 words of the run whose first word is at `at` (= row + first word)
 // in a block of wpb = T·k/32 words (T a multiple of 32; the tensor-core forms'

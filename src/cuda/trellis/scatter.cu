@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) scatter_kernel(const S
     const int cc = valid ? crun : 0;  // lanes past the last column decode column 0 and store nothing
     const int b = cc / T, t0 = cc - b * T;
     const int w0 = run_first_word(T, K, t0);
-    const uint32_t* __restrict__ codes = a.codes + G.block_offset(0, b);
+    const uint32_t* __restrict__ codes = a.codes + G.block_offset(0, b) + w0;
     const long long stride = a.row_stride;
     const int rbeg = seg * a.rows_per_segment, rend = min(R, rbeg + a.rows_per_segment);
 
@@ -189,15 +189,15 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) scatter_kernel(const S
       // Rows two at a time, code words two rows ahead (clamped to the staged rows).
       const uint32_t* __restrict__ p = codes + (long long)sr * stride;
       uint32_t wa[K + 1], wb[K + 1];
-      load_run<K>(p, wpb, w0, wa);
-      load_run<K>(p + stride, wpb, w0, wb);
+      load_block_run<K>(p, t0 == 0, wa, wpb);
+      load_block_run<K>(p + stride, t0 == 0, wb, wpb);
       for (int i = 0; i < nr; i += 2) {
         uint32_t ca[K + 1], cb[K + 1];
 #pragma unroll
         for (int e = 0; e <= K; ++e) ca[e] = wa[e], cb[e] = wb[e];
         const int inext = min(i + 2, nr - 2);
-        load_run<K>(p + (long long)inext * stride, wpb, w0, wa);
-        load_run<K>(p + (long long)(inext + 1) * stride, wpb, w0, wb);
+        load_block_run<K>(p + (long long)inext * stride, t0 == 0, wa, wpb);
+        load_block_run<K>(p + (long long)(inext + 1) * stride, t0 == 0, wb, wpb);
         float fa = 1.0f, fb = 1.0f;
         if constexpr (MODE != Numerics::factored) fa = fw[i], fb = fw[i + 1];
         scatter_row<K, P, M, MODE>(ca, first_half, mask, xw[i], fa, acc);

@@ -82,6 +82,23 @@ int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
   return model_->backend().argmax(run_to_last(tokens));
 }
 
+int64_t Session::vocab() const { return model_->arch().vocab; }
+
+std::vector<TopLogit> Session::forward_top(std::span<const int32_t> tokens, int count) {
+  check_all_taken("forward_top");
+  check_fits(int64_t(tokens.size()));
+  last_taken_.reset();
+  last_row_ = run_to_last(tokens);
+  return model_->backend().top_logits(last_row_, count);
+}
+
+std::span<const float> Session::last_logits() {
+  if (!last_row_.data) throw Error("session: last_logits needs forward_top as the newest forward");
+  host_logits_.resize(size_t(last_row_.cols));
+  model_->backend().to_host(last_row_, host_logits_.data());
+  return host_logits_;
+}
+
 void Session::launch_argmax(std::span<const int32_t> tokens) {
   check_fits(int64_t(tokens.size()));
   model_->backend().argmax_to_next(run_to_last(tokens));
@@ -134,6 +151,7 @@ const Act& Session::logits_rows(int64_t rows) {
 }
 
 Act Session::run_batch(std::span<const int32_t> tokens, Logits logits) {
+  last_row_ = {};
   const Architecture& a = model_->arch();
   const ModelWeights& w = model_->weights();
   Backend& b = model_->backend();

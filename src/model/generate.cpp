@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,10 +77,18 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int6
   GenerationStats stats;
   stats.prompt_tokens = int64_t(prompt.size());
   if (sampler.greedy()) return generate_greedy(session, prompt, max_new, stop_ids, on_token, stats);
-  // The next token after `tokens`: the sampler on the logits.
+  // The next token after `tokens`: the sampler on the logits, or on their
+  // largest few where those settle it (only they come back from a device).
   std::vector<float> logits;
+  const int top_count = sampler.top_count(session.vocab());
   const auto next = [&](std::span<const int32_t> tokens) {
-    const std::span<const float> last = session.forward(tokens);
+    std::span<const float> last;
+    if (top_count > 0) {
+      if (const std::optional<int32_t> id = sampler.sample_top(session.forward_top(tokens, top_count))) return *id;
+      last = session.last_logits();
+    } else {
+      last = session.forward(tokens);
+    }
     logits.assign(last.begin(), last.end());
     return sampler.sample(logits, session.tokens());
   };

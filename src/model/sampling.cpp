@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <unordered_set>
 
@@ -152,6 +153,13 @@ std::vector<Candidate> all_sorted(std::span<const float> logits, float temperatu
   return c;
 }
 
+// Candidates sorted by `before`, prob the scaled logit → probabilities (softmax).
+void to_probabilities(std::vector<Candidate>& c) {
+  const float top = c.front().prob;
+  for (auto& x : c) x.prob = std::exp(x.prob - top);
+  renormalize(c);
+}
+
 }  // namespace
 
 std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k) {
@@ -162,9 +170,23 @@ std::vector<Candidate> top_k_candidates(std::span<const float> logits, float tem
   } else {
     c = all_sorted(logits, temperature);
   }
-  const float top = c.front().prob;
-  for (auto& x : c) x.prob = std::exp(x.prob - top);
-  renormalize(c);
+  to_probabilities(c);
+  return c;
+}
+
+std::optional<std::vector<Candidate>> top_k_candidates(std::span<const TopLogit> largest, float temperature,
+                                                       int top_k) {
+  if (top_k < 1 || largest.size() <= size_t(top_k)) return std::nullopt;
+  std::vector<Candidate> c;
+  c.reserve(largest.size());
+  for (const TopLogit& x : largest) c.push_back({x.id, x.logit / temperature});
+  std::sort(c.begin(), c.end(), before);
+  // An id outside `largest` has a logit ≤ the last one's, so after the
+  // division one ≤ last: below the k-th it cannot be among the first k.
+  const float last = largest.back().logit / temperature;
+  if (!(last < c[size_t(top_k) - 1].prob)) return std::nullopt;
+  c.resize(size_t(top_k));
+  to_probabilities(c);
   return c;
 }
 
@@ -217,8 +239,25 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> histor
   apply_repetition_penalty(logits, history, params_.repeat_penalty, params_.repeat_last_n);
   if (params_.temperature <= 0.0f) return argmax(logits);
   const bool top_k = params_.top_k > 0 && size_t(params_.top_k) < logits.size();
-  std::vector<Candidate> c = top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
-                                   : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p);
+  return pick(top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
+                    : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p));
+}
+
+int Sampler::top_count(int64_t vocab) const {
+  const int count = params_.top_k + kTopMargin;
+  const bool settles = params_.temperature > 0.0f && params_.repeat_penalty == 1.0f && params_.top_k > 0 &&
+                       params_.top_k <= kMaxTopK && count < vocab;
+  return settles ? count : 0;
+}
+
+std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
+  if (params_.temperature <= 0.0f || params_.repeat_penalty != 1.0f) return std::nullopt;
+  auto c = top_k_candidates(largest, params_.temperature, params_.top_k);
+  if (!c) return std::nullopt;
+  return pick(std::move(*c));
+}
+
+int32_t Sampler::pick(std::vector<Candidate> c) {
   keep_top_p(c, params_.top_p);
   keep_min_p(c, params_.min_p);
   const double u = double(rng_() >> 11) * 0x1.0p-53;

@@ -1,5 +1,6 @@
 // Each CUDA model op against the CPU backend (the reference) on random
-// inputs drawn fresh per run: greedy argmax (against model::argmax), RMSNorm
+// inputs drawn fresh per run: greedy argmax (against model::argmax), the
+// largest logits (against model::largest_logits), RMSNorm
 // (layer and per-head QK-norm, in place), RoPE at a far position, attention (a 2100-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
 // 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so a decode
@@ -129,6 +130,41 @@ TEST(CudaModelOps, ArgmaxIsTheHostArgmax) {
     cudaMemcpy(x.act.data, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
     const int32_t want = model::argmax(v), got = b.gpu->argmax(x.act);
     EXPECT_EQ(got, want) << "row of " << v.size();
+  }
+}
+
+// The largest logits found on the GPU are largest_logits' (value descending,
+// then id; nothing for a row with a NaN) on random rows of several lengths
+// (one 4096-value block, partial blocks, a vocabulary's length), with ties,
+// infinities and zeros of both signs, for counts from 1 to the most served;
+// rows and counts it does not serve come from the host (the default).
+TEST(CudaModelOps, TopLogitsAreTheLargestLogits) {
+  TRELLIS_REQUIRE_GPU();
+  Backends b;
+  auto rng = fresh_rng("TopLogits");
+  for (const size_t n : {size_t(65), size_t(4096), size_t(4097), size_t(151936), size_t(262144), size_t(300001)}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> v = normal(rng, n);
+      std::uniform_int_distribution<size_t> at(0, n - 1);
+      if (variant >= 1)
+        for (size_t i = 0; i < n / 20 + 5; ++i) v[at(rng)] = float(int(at(rng) % 7)) * 0.5f;  // many ties at the top
+      if (variant >= 2) {
+        v[at(rng)] = INFINITY, v[at(rng)] = -INFINITY, v[at(rng)] = -0.0f, v[at(rng)] = 0.0f;
+        for (size_t i = 0; i < 40; ++i) v[at(rng)] = -0.0f;
+      }
+      if (variant == 3) v[at(rng)] = NAN;
+      model::ActBuffer x = b.gpu->alloc(1, int64_t(n));
+      cudaMemcpy(x.act.data, v.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+      for (const int count : {1, 9, 48, 64, 65}) {
+        const auto want = model::largest_logits(v, size_t(count));
+        const auto got = b.gpu->top_logits(x.act, count);
+        ASSERT_EQ(got.size(), want.size()) << "n " << n << ", variant " << variant << ", count " << count;
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i].id, want[i].id) << "n " << n << ", variant " << variant << ", count " << count << ", entry " << i;
+          ASSERT_EQ(got[i].logit, want[i].logit) << "n " << n << ", entry " << i;
+        }
+      }
+    }
   }
 }
 

@@ -3,13 +3,18 @@
 // |Δ| ≤ 0.05 with the same top-1 on ≥ 127 positions, batched (prefill path)
 // and incrementally (decode steps, CUDA graphs); greedy generation from
 // reference.json's prompt reproduces its greedy_ids; decode steps replayed
-// from CUDA graphs give the logits that eager steps give.
+// from CUDA graphs give the logits that eager steps give; sampled generation
+// from the largest logits draws what sampling each whole row draws.
 #include "model_cuda_fixture.hpp"
 
 #include <cstdio>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "trellis/model/device.hpp"
+#include "trellis/model/generate.hpp"
+#include "trellis/model/sampling.hpp"
 
 namespace trellis {
 namespace {
@@ -78,6 +83,38 @@ TEST(CudaModelParity, GreedyReproducesTransformers) {
   const auto ids = ref["greedy_ids"].get<std::vector<int32_t>>();
   const std::vector<int32_t> expected(ids.begin() + int64_t(prompt.size()), ids.end());
   EXPECT_EQ(test::greedy(cuda_fixture(), prompt, int64_t(expected.size())), expected);
+}
+
+// Sampled generation with top-k (trellis run's defaults), where only the
+// largest logits come back from the GPU, draws the tokens that the sampler
+// draws from each step's whole row of logits with the same seed.
+TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
+  TRELLIS_REQUIRE_GPU();
+  const auto ref = test::reference_json();
+  const auto prompt = ref["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 7};
+  const int64_t n = 48;
+  model::Session generated(cuda_fixture(), 256);
+  model::Sampler sampler(params);
+  ASSERT_GT(sampler.top_count(generated.vocab()), 0);
+  std::vector<int32_t> got;
+  model::generate(generated, prompt, n, sampler, {}, [&](int32_t id) {
+    got.push_back(id);
+    return true;
+  });
+  model::Session stepped(cuda_fixture(), 256);
+  model::Sampler whole(params);
+  std::vector<int32_t> want;
+  std::vector<float> logits;
+  std::span<const int32_t> input = prompt;
+  int32_t id = 0;
+  while (int64_t(want.size()) < n) {
+    const auto row = stepped.forward(input);
+    logits.assign(row.begin(), row.end());
+    want.push_back(id = whole.sample(logits, stepped.tokens()));
+    input = std::span(&id, 1);
+  }
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // Sampling: the repetition penalty, the top-k / top-p / min-p masks,
 // greedy ties (and the argmax against std::max_element on random logits with
 // NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, the
-// leading candidates against the whole list, and seeded determinism of the draws.
+// leading candidates against the whole list, seeded determinism of the draws,
+// and sampling from the largest logits against sampling from the whole row.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -242,6 +244,87 @@ TEST(Sampling, FiltersComposeInTheSampler) {
     std::vector<float> l = {0.0f, 0.5f, 1.0f, 0.2f, -0.3f, 0.9f};
     EXPECT_EQ(s.sample(l, {}), 2);
   }
+}
+
+// largest_logits against a full sort (value descending, then id), and
+// nothing for a row with a NaN.
+TEST(Sampling, LargestLogitsAreTheFirstOfAFullSort) {
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE(test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<float> v(1 + rng() % 500);
+    for (float& x : v) {
+      const int c = int(rng() % 30);
+      x = c == 0 ? INFINITY : c == 1 ? -INFINITY : c == 2 ? -0.0f : float(int(rng() % 11) - 5) * 0.5f;
+    }
+    const size_t count = 1 + rng() % 70;
+    std::vector<int32_t> ids(v.size());
+    for (size_t i = 0; i < v.size(); ++i) ids[i] = int32_t(i);
+    std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return v[size_t(a)] > v[size_t(b)]; });
+    const auto top = model::largest_logits(v, count);
+    ASSERT_EQ(top.size(), std::min(count, v.size())) << "trial " << trial;
+    for (size_t i = 0; i < top.size(); ++i) {
+      ASSERT_EQ(top[i].id, ids[i]) << "trial " << trial << ", entry " << i;
+      ASSERT_EQ(top[i].logit, v[size_t(ids[i])]);
+    }
+    v[rng() % v.size()] = NAN;
+    EXPECT_TRUE(model::largest_logits(v, count).empty());
+  }
+}
+
+// sample_top on a row's largest top_count logits draws what sample() on the
+// whole row draws, token for token with one seed, or declines without a draw
+// (then sample() on the row stands in, as generation does). Rows of few
+// distinct values (ties, values the division makes equal, infinities) and
+// vocabulary-long normal rows; the fallback is taken on some rows and not on
+// most.
+TEST(Sampling, SampleTopIsSampleOnTheWholeRow) {
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE(test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<float> values = {-INFINITY, -3.0f, -1.0f, -0.0f, 0.0f, 1.0f, 1.49999988f, 1.5f, 2.5f, INFINITY};
+  int settled = 0, declined = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const bool vocab_row = trial % 50 == 0;
+    std::vector<float> row(vocab_row ? 151936 : 100 + rng() % 400);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    const bool infinities = trial % 5 == 0;
+    for (float& l : row)
+      l = vocab_row || trial % 3 == 0 ? normal(rng)
+          : infinities             ? values[rng() % values.size()]
+                                   : values[1 + rng() % (values.size() - 2)];
+    model::SamplingParams p;
+    p.temperature = trial % 4 == 0 ? 1.0f : trial % 4 == 1 ? 0.7f : trial % 4 == 2 ? 0.8f : 2.0f;
+    p.top_k = 1 + int(rng() % model::Sampler::kMaxTopK);
+    p.top_p = trial % 2 ? 0.95f : 1.0f;
+    p.min_p = trial % 3 ? 0.05f : 0.0f;
+    p.seed = rng();
+    model::Sampler whole(p), from_top(p);
+    const int count = from_top.top_count(int64_t(row.size()));
+    ASSERT_EQ(count, p.top_k + model::Sampler::kTopMargin);
+    for (int draw = 0; draw < 4; ++draw) {
+      std::vector<float> a = row, b = row;
+      const int32_t want = whole.sample(a, {});
+      const std::optional<int32_t> got = from_top.sample_top(model::largest_logits(row, size_t(count)));
+      ++(got ? settled : declined);
+      ASSERT_EQ(got ? *got : from_top.sample(b, {}), want) << "trial " << trial << ", draw " << draw;
+    }
+  }
+  EXPECT_GT(settled, 1000);
+  EXPECT_GT(declined, 0);
+}
+
+TEST(Sampling, TopCountIsZeroWhereTheWholeRowDecides) {
+  const auto count = [](model::SamplingParams p, int64_t vocab) { return model::Sampler(p).top_count(vocab); };
+  EXPECT_EQ(count({}, 151936), 40 + model::Sampler::kTopMargin);  // the defaults: top-k 40
+  EXPECT_EQ(count({.temperature = 0.0f}, 151936), 0);                // greedy
+  EXPECT_EQ(count({.top_k = 0}, 151936), 0);                         // no top-k
+  EXPECT_EQ(count({.top_k = model::Sampler::kMaxTopK + 1}, 151936), 0);
+  EXPECT_EQ(count({.repeat_penalty = 1.1f}, 151936), 0);             // the penalty needs every id
+  EXPECT_EQ(count({}, 48), 0);                                       // top-k + margin reaches the vocabulary
+  std::vector<float> row = {1.0f, NAN, 0.0f};
+  EXPECT_FALSE(model::Sampler({.top_k = 1}).sample_top(model::largest_logits(row, 2)));  // a NaN: no candidates
 }
 
 }  // namespace

@@ -47,6 +47,11 @@
 //   argmax(x)                   greedy sampling of row 0: model::argmax (sampling.hpp) of
 //                               its cols values, the first of the largest (waits like
 //                               to_host; CUDA copies back one id, not the row)
+//   top_logits(x, count)        largest_logits (top_logits.hpp) of row 0: its count
+//                               largest values with their ids, nothing when it holds a
+//                               NaN (waits like to_host; default: the row to the host;
+//                               CUDA sorts on the device and copies back count entries,
+//                               a −0 among them as +0)
 //
 // Fused ops: each is defined as the composition of the ops above that its
 // default implementation (below the class) runs, and a backend overrides it
@@ -84,10 +89,12 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "trellis/error.hpp"
 #include "trellis/format/tensor_info.hpp"
 #include "trellis/format/trellis_tensor.hpp"
+#include "trellis/model/top_logits.hpp"
 
 namespace trellis::model {
 
@@ -219,6 +226,7 @@ class Backend {
   virtual void add(const Act& x, const Act& y) = 0;
   virtual void to_host(const Act& x, float* dst) = 0;
   virtual int32_t argmax(const Act& x) = 0;
+  virtual std::vector<TopLogit> top_logits(const Act& x, int count);
 
   // Pipelined greedy decoding. argmax_to_next(x): the argmax of x's last row
   // (as argmax()) becomes the token of the next embed whose one id is
@@ -261,6 +269,12 @@ inline void Backend::qkv_rope(const LinearWeight& wq, const LinearWeight& wk, co
   }
   rope(q, inv_freq, pos0);
   rope(k, inv_freq, pos0);
+}
+
+inline std::vector<TopLogit> Backend::top_logits(const Act& x, int count) {
+  std::vector<float> row(size_t(x.cols));
+  to_host(x.slice(0, 1), row.data());
+  return largest_logits(row, size_t(count));
 }
 
 inline void Backend::add_rmsnorm(const Act& x, const Act& y, const VectorWeight& w, float eps, const Act& out) {

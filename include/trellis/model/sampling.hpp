@@ -13,11 +13,21 @@
 //      the same on every platform) picks the first candidate whose
 //      cumulative probability exceeds u.
 // Same seed and same logits give the same tokens.
+//
+// With top-k and no repetition penalty the k largest logits decide steps
+// 3–6, so a device may send back a few (top_count of them, the k plus a
+// margin for logits that the temperature's division makes equal) instead of
+// the row: sample_top(largest_logits(row, top_count)) is sample(row), or
+// nullopt (the RNG untouched) where those few do not settle it (a NaN in the
+// row, or equal values past the margin); the caller then takes sample(row).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <vector>
+
+#include "trellis/model/top_logits.hpp"
 
 namespace trellis::model {
 
@@ -41,6 +51,11 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
 int32_t argmax(std::span<const float> logits);
 // Steps 2–3 for temperature > 0: logits / temperature, top-k, softmax, sorted.
 std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k);
+// The same from the row's largest logits (largest_logits order, no NaN) when
+// they settle it: more than top_k of them, the last one's scaled logit below
+// the k-th candidate's; else nullopt.
+std::optional<std::vector<Candidate>> top_k_candidates(std::span<const TopLogit> largest, float temperature,
+                                                       int top_k);
 // Without top-k: the first candidates of top_k_candidates(logits, t, 0)
 // with their probabilities, enough that keep_top_p then keep_min_p keep
 // from them what they keep from the whole list (the sampler's path for
@@ -60,8 +75,18 @@ class Sampler {
   // ≤ 0 and no repetition penalty (penalty 1). Generation then lets the
   // backend find the token (Session::forward_argmax).
   bool greedy() const { return params_.temperature <= 0.0f && params_.repeat_penalty == 1.0f; }
+  // How many of the largest logits settle sample() over a vocabulary of
+  // `vocab`: top_k + kTopMargin, when the temperature is above 0, there is
+  // no repetition penalty and 0 < top_k <= kMaxTopK; else 0 (the whole row).
+  static constexpr int kTopMargin = 8, kMaxTopK = 56;
+  int top_count(int64_t vocab) const;
+  // sample(row) from largest_logits(row, top_count(...)), or nullopt where
+  // they do not settle it (then the RNG is untouched).
+  std::optional<int32_t> sample_top(std::span<const TopLogit> largest);
 
  private:
+  // Steps 4–6 on the candidates of step 3.
+  int32_t pick(std::vector<Candidate> c);
   SamplingParams params_;
   std::mt19937_64 rng_;
 };

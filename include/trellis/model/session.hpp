@@ -11,6 +11,10 @@
 // forward_argmax(tokens) runs the same forward and returns the greedy next
 // token, model::argmax of the last token's logits, found by the backend (on
 // CUDA on the GPU: only the id comes back, not the logits).
+// forward_top(tokens, count) runs the same forward and returns the last
+// token's count largest logits with their ids (Backend::top_logits: on CUDA
+// only those come back); last_logits() then copies that forward's whole row
+// (valid until the next forward), for when they do not settle the sample.
 // rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
 // prefix it shares with the next prompt.
 // Pipelined greedy decoding: launch_argmax(tokens) runs the forward of
@@ -42,6 +46,8 @@ class Session {
 
   std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits = false);
   int32_t forward_argmax(std::span<const int32_t> tokens);
+  std::vector<TopLogit> forward_top(std::span<const int32_t> tokens, int count);
+  std::span<const float> last_logits();
   void launch_argmax(std::span<const int32_t> tokens);
   void launch_argmax_next();
   int32_t take_token();
@@ -49,6 +55,7 @@ class Session {
 
   int64_t position() const { return int64_t(tokens_.size()); }
   int64_t context() const { return cache_->capacity; }
+  int64_t vocab() const;
   const std::vector<int32_t>& tokens() const { return tokens_; }
 
  private:
@@ -67,6 +74,7 @@ class Session {
   ActBuffer x_, h_, q_, k_, v_, attn_, proj_, mlp_, logits_;
   std::vector<int32_t> tokens_;
   std::vector<float> host_logits_;
+  Act last_row_;  // forward_top's logits row, on the backend (empty when the newest forward was another kind)
   // Launched forwards whose tokens are not yet taken, oldest first: the
   // position that each one's input token holds as kNextToken (-1: its
   // inputs came from the host). The newest taken token, once there is one.

@@ -125,6 +125,35 @@ class ArgmaxState {
   int32_t* host_ = nullptr;
 };
 
+// Top-k sampling's device state: top_logits.cu's scratch and keys, which
+// come back through pinned memory.
+class TopLogitsState {
+ public:
+  TopLogitsState() : device_((kTopLogitsBlockKeys + kTopLogitsMaxCount) * sizeof(uint64_t)) {
+    check_cuda(cudaMallocHost(&host_, kTopLogitsMaxCount * sizeof(uint64_t)), "cudaMallocHost (top logits)");
+  }
+  ~TopLogitsState() { cudaFreeHost(host_); }
+  TopLogitsState(const TopLogitsState&) = delete;
+  TopLogitsState& operator=(const TopLogitsState&) = delete;
+  TopLogitsScratch scratch() const {
+    return {device_.get<uint64_t>(), device_.get<uint64_t>() + kTopLogitsBlockKeys};
+  }
+  uint64_t* host() const { return host_; }
+
+ private:
+  DeviceBuffer device_;
+  uint64_t* host_ = nullptr;
+};
+
+// A top_logits.cu key as (id, logit).
+TopLogit top_logit_of(uint64_t key) {
+  const auto order = uint32_t(key >> 32);
+  const uint32_t bits = (order & 0x80000000u) ? order ^ 0x80000000u : ~order;
+  float logit;
+  std::memcpy(&logit, &bits, sizeof logit);
+  return {int32_t(0xffffffffu - uint32_t(key)), logit};
+}
+
 // Pipelined greedy decoding's tokens on their way to the host: per slot a
 // pinned int32 and the event after its copy; slots are used in turn, at most
 // kSlots − 1 of them (and of the steps' parameter slots) waiting at once.
@@ -560,6 +589,22 @@ class CudaBackend final : public Backend {
     return *argmax_.host();
   }
 
+  // The keys of x's row 0 (top_logits.cu), recorded into the current one-token
+  // step like argmax; rows the kernels do not serve take the default.
+  std::vector<TopLogit> top_logits(const Act& x, int count) override {
+    if (!top_logits_serves(x.cols, count)) return Backend::top_logits(x, count);
+    const TopLogitsScratch s = top_.scratch();
+    submit(x.rows, {15, word(x.data), uint64_t(x.cols), uint64_t(count)}, -1, [=, this](Pos) {
+      timed(profiler_.get(), "top_logits", "top_logits",
+            [&] { launch_top_logit_keys(f32(x), x.cols, count, s, stream_.get()); });
+    });
+    end_forward(top_.host(), s.keys, size_t(count) * sizeof(uint64_t), "top logits");
+    if (top_.host()[0] == ~uint64_t(0)) return {};  // a NaN in the row
+    std::vector<TopLogit> top(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) top[size_t(i)] = top_logit_of(top_.host()[i]);
+    return top;
+  }
+
   // The argmax goes to steps_.device_token(), where the next one-token step
   // (embed with kNextToken) reads it, and from there to a pinned slot of the
   // token queue, whose event take_token() waits for. Under the profiler the
@@ -867,6 +912,7 @@ class CudaBackend final : public Backend {
   NormImage image_;
   DeviceBuffer workspace_;
   ArgmaxState argmax_;
+  TopLogitsState top_;
   TokenQueue tokens_;
   bool next_token_written_ = false;  // an argmax_to_next has run: embed may take kNextToken
   std::string gpu_;

@@ -95,6 +95,17 @@ struct ArgmaxScratch {
 };
 void launch_argmax(const float* x, int64_t n, ArgmaxScratch s, int32_t* answer, cudaStream_t stream);
 
+// top_logits.cu: keys = the `count` largest of x[0..n) as 64-bit keys,
+// descending (value, then lower index; a NaN first as 2^64 − 1), where
+// top_logits_serves(n, count)
+constexpr int kTopLogitsMaxCount = 64, kTopLogitsBlockKeys = 4096;
+struct TopLogitsScratch {
+  uint64_t* block_keys = nullptr;  // [kTopLogitsBlockKeys]: each row block's first count
+  uint64_t* keys = nullptr;        // [kTopLogitsMaxCount]
+};
+bool top_logits_serves(int64_t n, int count);
+void launch_top_logit_keys(const float* x, int64_t n, int count, TopLogitsScratch s, cudaStream_t stream);
+
 // hold.cu: one thread that waits ns nanoseconds (the profiler's hold)
 void launch_hold(uint64_t ns, cudaStream_t stream);
 

@@ -4,8 +4,7 @@
 // and with no value above −inf after index 0 the answer is 0.
 //
 // Each candidate is one 64-bit key, larger for the better answer:
-//   key(i) = order(x_i) · 2^32 + (2^32 − 1 − i)   for x_i > −inf, not NaN
-//   order(v) = bits(v) ^ 0x80000000 (v ≥ 0), ~bits(v) (v < 0): increasing in v
+//   key(i) = logit_key(x_i, i) (device_math.cuh)   for x_i > −inf, not NaN
 //   key = 2^64 − 1 when x_0 is NaN; 0 stands for no candidate.
 // So the largest key is the largest value with the lowest index; answer =
 // 2^32 − 1 − (key mod 2^32), or 0 when the key is 0.
@@ -29,12 +28,6 @@ using namespace detail;
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ uint64_t key_of(float v, int64_t i) {
-  const uint32_t b = __float_as_uint(v);
-  const uint32_t order = (b & 0x80000000u) ? ~b : b ^ 0x80000000u;
-  return (uint64_t(order) << 32) | (0xffffffffu - uint32_t(i));
-}
-
 __device__ __forceinline__ uint64_t block_max(uint64_t k, uint64_t* warp_keys) {
   for (int off = 16; off > 0; off >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, off));
   if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = k;
@@ -55,7 +48,7 @@ __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* x, int64_
 #pragma unroll 4
   for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < n; i += stride) {
     const float v = x[i];
-    if (v > -INFINITY) k = max(k, key_of(v, i));  // false for NaN
+    if (v > -INFINITY) k = max(k, logit_key(v, i));  // false for NaN
     else if (i == 0 && v != v) k = ~uint64_t(0);
   }
   k = block_max(k, warp_keys);

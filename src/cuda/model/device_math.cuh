@@ -1,6 +1,7 @@
 // Device helpers shared by the model kernels: bf16 bits <-> float (round to
 // nearest even, as trellis/half.hpp does on the host), the grid-stride loop
-// bound, the Pos read, RoPE's rotation of a pair, and the programmatic launch of the trellis kernels
+// bound, the Pos read, RoPE's rotation of a pair, the 64-bit key of a logit,
+// and the programmatic launch of the trellis kernels
 // (trellis/cuda/programmatic_launch.cuh), which the decode step's kernels use.
 #pragma once
 #include <cuda_bf16.h>
@@ -23,6 +24,16 @@ __device__ __forceinline__ uint16_t float_to_bf16_bits(float f) {
 }
 
 __device__ __forceinline__ int read_pos(Pos p) { return p.dev ? *p.dev : p.host; }
+
+// Value x_i of a row as a 64-bit key, larger for a larger value, then a lower
+// index (the argmax and the largest logits; x_i not NaN):
+//   key = order(x_i) · 2^32 + (2^32 − 1 − i),
+//   order(v) = bits(v) ^ 0x80000000 (v ≥ 0), ~bits(v) (v < 0): increasing in v.
+__device__ __forceinline__ uint64_t logit_key(float v, int64_t i) {
+  const uint32_t b = __float_as_uint(v);
+  const uint32_t order = (b & 0x80000000u) ? ~b : b ^ 0x80000000u;
+  return (uint64_t(order) << 32) | (0xffffffffu - uint32_t(i));
+}
 
 // Rotate-half RoPE of one pair (the CPU backend's arithmetic): at position p
 // with frequency f, a = fp32(p · f), c = fp32(cos a), s = fp32(sin a) (one

@@ -2,14 +2,12 @@
 // back `count` entries instead of the vocabulary (Backend::top_logits; the
 // host picks among them, model::Sampler::sample_top).
 //
-// Each value is one 64-bit key, larger for a larger value, then a lower index
-// (argmax.cu's keys):
-//   key(i) = order(x_i) · 2^32 + (2^32 − 1 − i),
-//   order(v) = bits(v) ^ 0x80000000 (v ≥ 0), ~bits(v) (v < 0),
-// (−0 taken as +0) and every NaN is 2^64 − 1, so a row with a NaN puts one
-// first (the host then takes the whole row). The first `count` keys in
-// descending order are largest_logits' entries (top_logits.hpp) in its order
-// (a −0 logit comes back as +0).
+// Each value is one 64-bit key, larger for a larger value, then a lower index:
+// logit_key(x_i, i) (device_math.cuh, argmax.cu's keys) with −0 taken as +0,
+// and every NaN is 2^64 − 1, so a row with a NaN puts one first (the host
+// then takes the whole row). The first `count` keys in descending order are
+// largest_logits' entries (top_logits.hpp) in its order (a −0 logit comes
+// back as +0).
 //
 // Two launches of 512-thread blocks that each sort 4096 keys (cub's block
 // radix sort, descending) and keep their first `count`: one block per 4096
@@ -36,9 +34,7 @@ static_assert(kBlockKeys == kTopLogitsBlockKeys);
 
 __device__ __forceinline__ uint64_t top_key(float v, int64_t i) {
   if (v != v) return ~uint64_t(0);
-  const uint32_t b = v == 0.0f ? 0u : __float_as_uint(v);  // −0 as +0: equal values
-  const uint32_t order = (b & 0x80000000u) ? ~b : b ^ 0x80000000u;
-  return (uint64_t(order) << 32) | (0xffffffffu - uint32_t(i));
+  return logit_key(v == 0.0f ? 0.0f : v, i);  // −0 as +0: equal values
 }
 
 // Block b sorts the keys of entries [4096·b, 4096·b + 4096) of the row x

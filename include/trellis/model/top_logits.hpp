@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <span>
 #include <vector>
 
@@ -21,16 +20,28 @@ struct TopLogit {
   float logit;
 };
 
+// One pass with the entries kept so far in a heap whose front is the last
+// of them in that order: a later entry enters only with a larger value (a
+// later id loses a tie), so most of a row costs one comparison each.
 inline std::vector<TopLogit> largest_logits(std::span<const float> row, size_t count) {
-  if (std::any_of(row.begin(), row.end(), [](float v) { return std::isnan(v); })) return {};
-  std::vector<int32_t> ids(row.size());
-  std::iota(ids.begin(), ids.end(), 0);
-  const size_t n = std::min(count, row.size());
-  std::partial_sort(ids.begin(), ids.begin() + std::ptrdiff_t(n), ids.end(), [&](int32_t a, int32_t b) {
-    return row[size_t(a)] != row[size_t(b)] ? row[size_t(a)] > row[size_t(b)] : a < b;
-  });
-  std::vector<TopLogit> top(n);
-  for (size_t i = 0; i < n; ++i) top[i] = {ids[i], row[size_t(ids[i])]};
+  const auto before = [](const TopLogit& a, const TopLogit& b) {
+    return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
+  };
+  std::vector<TopLogit> top;
+  top.reserve(std::min(count, row.size()));
+  for (size_t i = 0; i < row.size(); ++i) {
+    const float v = row[i];
+    if (std::isnan(v)) return {};
+    if (top.size() < count) {
+      top.push_back({int32_t(i), v});
+      std::push_heap(top.begin(), top.end(), before);
+    } else if (count > 0 && v > top.front().logit) {
+      std::pop_heap(top.begin(), top.end(), before);
+      top.back() = {int32_t(i), v};
+      std::push_heap(top.begin(), top.end(), before);
+    }
+  }
+  std::sort(top.begin(), top.end(), before);
   return top;
 }
 

@@ -109,7 +109,8 @@ if has bench; then
   TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
     >/dev/null 2>/tmp/run_nopdl.txt
   echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
-  # Sampled with trellis run's defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05): the logits go to the host.
+  # Sampled with trellis run's defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05): the largest 48 logits
+  # come back (Backend::top_logits) and the host draws the token.
   timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --seed 1 \
     >/dev/null 2>/tmp/run_sampled.txt
   echo "graphs=1 sampled exit $?: $(tail -1 /tmp/run_sampled.txt)" | tee -a "$LOG"
@@ -131,7 +132,8 @@ doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[
        "model": "trellis synth --like qwen3-14b --bits 3 (L=12, T=256, no rotation; bf16 embeddings and LM head)",
        "method": "trellis run --device cuda --temp 0 -n 256 on a 512-token prompt (tinyshakespeare), one run each; "
                  "tok/s as trellis run reports them (prompt: one batched forward; generation: decode steps incl. "
-                 "sampling); CUDA_MODULE_LOADING=EAGER",
+                 "sampling); graphs_on_sampled: --seed 1 (trellis run's default sampling) instead of --temp 0; "
+                 "CUDA_MODULE_LOADING=EAGER",
        "graphs_on": stats("/tmp/run_1.txt"), "graphs_off": stats("/tmp/run_0.txt"),
        "graphs_on_no_programmatic_launch": stats("/tmp/run_nopdl.txt"),
        "graphs_on_sampled": stats("/tmp/run_sampled.txt"),

@@ -19,28 +19,6 @@ void renormalize(std::vector<Candidate>& c) {
 
 bool before(const Candidate& a, const Candidate& b) { return a.prob != b.prob ? a.prob > b.prob : a.id < b.id; }
 
-// visit(i) for every i >= begin, except in the blocks of 64 logits whose
-// largest is not above floor() (read again before each block): a block first
-// gets its largest value with no branch (8 independent lanes the compiler
-// vectorises; NaNs drop out of it). The last, partial block is visited whole.
-template <class Floor, class Visit>
-void visit_above(std::span<const float> logits, size_t begin, Floor floor, Visit visit) {
-  constexpr size_t kBlock = 64, kLanes = 8;
-  const size_t n = logits.size();
-  size_t i = begin;
-  for (; i + kBlock <= n; i += kBlock) {
-    float lane[kLanes];
-    for (float& l : lane) l = -INFINITY;
-    for (size_t j = 0; j < kBlock; j += kLanes)
-      for (size_t l = 0; l < kLanes; ++l) lane[l] = logits[i + j + l] > lane[l] ? logits[i + j + l] : lane[l];
-    float top = lane[0];
-    for (size_t l = 1; l < kLanes; ++l) top = lane[l] > top ? lane[l] : top;
-    if (top > floor())
-      for (size_t j = i; j < i + kBlock; ++j) visit(j);
-  }
-  for (; i < n; ++i) visit(i);
-}
-
 }  // namespace
 
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> history, float penalty, int last_n) {
@@ -75,37 +53,12 @@ int32_t argmax(std::span<const float> logits) {
 
 namespace {
 
-// The k first of (id, logit / temperature) under `before`, in one pass over
-// the logits, unsorted; prob holds the scaled logit. They are kept in a heap
-// whose front is the last of them under `before`. Dividing by a positive
-// temperature never reorders two logits, and a later id loses every tie, so
-// a logit can enter only when it is larger than the front's logit: the scan
-// compares raw logits (visit_above) and divides only where one is larger.
-// A NaN logit is never larger, so it can be among them only as one of the
-// first k ids. Measured against the nth_element pass it replaced:
-// cpu_sampling_bench, bench/results/cpu_sampling.json.
+// first_scaled (top_logits.hpp) by temperature, as candidates: prob holds
+// the scaled logit, `before` is their order.
 std::vector<Candidate> first_k(std::span<const float> logits, float temperature, size_t k) {
-  struct Kept {
-    Candidate c;
-    float logit;
-  };
-  const auto later = [](const Kept& a, const Kept& b) { return before(a.c, b.c); };
-  std::vector<Kept> heap;
-  heap.reserve(k);
-  for (size_t i = 0; i < k; ++i) heap.push_back({{int32_t(i), logits[i] / temperature}, logits[i]});
-  std::make_heap(heap.begin(), heap.end(), later);
-  const auto offer = [&](size_t i) {
-    if (!(logits[i] > heap.front().logit)) return;
-    const Candidate x{int32_t(i), logits[i] / temperature};
-    if (!before(x, heap.front().c)) return;
-    std::pop_heap(heap.begin(), heap.end(), later);
-    heap.back() = {x, logits[i]};
-    std::push_heap(heap.begin(), heap.end(), later);
-  };
-  visit_above(logits, k, [&] { return heap.front().logit; }, offer);
   std::vector<Candidate> c;
   c.reserve(k);
-  for (const Kept& x : heap) c.push_back(x.c);
+  for (const TopLogit& x : first_scaled(logits, temperature, k)) c.push_back({x.id, x.logit});
   return c;
 }
 
@@ -243,15 +196,18 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> histor
                     : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p));
 }
 
+bool Sampler::top_k_decides() const {
+  return params_.temperature > 0.0f && params_.repeat_penalty == 1.0f && params_.top_k > 0 &&
+         params_.top_k <= kMaxTopK;
+}
+
 int Sampler::top_count(int64_t vocab) const {
   const int count = params_.top_k + kTopMargin;
-  const bool settles = params_.temperature > 0.0f && params_.repeat_penalty == 1.0f && params_.top_k > 0 &&
-                       params_.top_k <= kMaxTopK && count < vocab;
-  return settles ? count : 0;
+  return top_k_decides() && count < vocab ? count : 0;
 }
 
 std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
-  if (params_.temperature <= 0.0f || params_.repeat_penalty != 1.0f) return std::nullopt;
+  if (!top_k_decides()) return std::nullopt;
   auto c = top_k_candidates(largest, params_.temperature, params_.top_k);
   if (!c) return std::nullopt;
   return pick(std::move(*c));

@@ -85,6 +85,8 @@ class Sampler {
   std::optional<int32_t> sample_top(std::span<const TopLogit> largest);
 
  private:
+  // Temperature above 0, no repetition penalty, 0 < top_k <= kMaxTopK.
+  bool top_k_decides() const;
   // Steps 4–6 on the candidates of step 3.
   int32_t pick(std::vector<Candidate> c);
   SamplingParams params_;

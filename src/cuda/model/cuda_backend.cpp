@@ -30,6 +30,7 @@
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 #include "trellis/model/cuda_backend.hpp"
+#include "trellis/model/sampling.hpp"
 #include "trellis/model/weights.hpp"
 
 namespace trellis::model {
@@ -144,6 +145,9 @@ class TopLogitsState {
   DeviceBuffer device_;
   uint64_t* host_ = nullptr;
 };
+
+static_assert(Sampler::kMaxTopK + Sampler::kTopMargin <= kTopLogitsMaxCount,
+              "every count the sampler asks for is one top_logits.cu serves");
 
 // A top_logits.cu key as (id, logit).
 TopLogit top_logit_of(uint64_t key) {

@@ -1,4 +1,4 @@
-// `trellis synth --like MODEL --bits K --out DIR [--L 12] [--seed S] [--rotate] [--force]`:
+// `trellis synth --like MODEL --bits K --out DIR [--L 12] [--seed S] [--rotate] [--quantize-head] [--force]`:
 // a model directory with a real model's geometry and random trellis codes,
 // for speed measurements (src/cli/synth_model.hpp says what it holds).
 // Progress goes to stderr, one line per shard. The tokenizer comes from
@@ -40,6 +40,8 @@ void add_synth(CLI::App& app) {
   cmd->add_option("--L", o->L, "trellis state bits")->capture_default_str();
   cmd->add_option("--seed", o->seed, "random seed (codes, scales, signs, embeddings)")->capture_default_str();
   cmd->add_flag("--rotate", o->rotate, "Hadamard-rotated layers (signs, as trellis quantize --rotate writes)");
+  cmd->add_flag("--quantize-head", o->quantize_head,
+                "code the LM head too (as trellis quantize --quantize-head writes it); default: bf16");
   cmd->add_flag("--force", o->replace, "replace an existing output directory");
   cmd->callback([o, out] {
     o->out = *out;

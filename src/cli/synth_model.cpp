@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <thread>
 #include <vector>
@@ -163,8 +164,9 @@ class Shard {
   uint64_t bytes_ = 0;
 };
 
+// Rows ≥ live_rows get scale 0 (their outputs are zero).
 void add_coded(Shard& shard, const Coded& c, int k, uint64_t seed, std::map<std::string, std::vector<int8_t>>& signs,
-               bool rotate) {
+               bool rotate, int64_t live_rows = std::numeric_limits<int64_t>::max()) {
   const int64_t rows = c.axis == 1 ? c.out : c.in, cols = c.axis == 1 ? c.in : c.out;
   const int64_t words = rows * (cols * k / 32);
   std::vector<uint32_t> codes(static_cast<size_t>(words));
@@ -174,7 +176,10 @@ void add_coded(Shard& shard, const Coded& c, int k, uint64_t seed, std::map<std:
   std::vector<uint16_t> scales(static_cast<size_t>(rows));
   uint64_t s = stream_seed(c.module + ".scales", seed);
   const float base = float(1.0 / std::sqrt(double(c.in)));
-  for (auto& v : scales) v = float_to_fp16(base * (0.7f + 0.6f * float(splitmix64(s) >> 40) / float(1 << 24)));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float f = base * (0.7f + 0.6f * float(splitmix64(s) >> 40) / float(1 << 24));
+    scales[size_t(r)] = float_to_fp16(r < live_rows ? f : 0.0f);
+  }
   shard.add(c.module + ".weight", DType::U32, {rows, cols * k / 32}, std::move(codes));
   shard.add(c.module + ".scales", DType::F16, {rows}, std::move(scales));
   if (!rotate) return;
@@ -258,9 +263,16 @@ void synth_model(const SynthOptions& o, const std::function<void(const std::stri
   {
     Shard s;
     s.add("model.norm.weight", DType::BF16, {p.hidden}, ones_bf16(p.hidden));
-    s.add("lm_head.weight", DType::BF16, {p.vocab, p.hidden},
-          random_bf16("lm_head.weight", p.vocab, p.hidden, tokenizer_vocab, o.seed));
-    write(shards - 1, s, "final norm and LM head");
+    if (o.quantize_head) {
+      const Coded head{"lm_head", p.vocab, p.hidden, 1, "lm_head"};
+      add_coded(s, head, o.bits, o.seed, signs, o.rotate, tokenizer_vocab);
+      plan.coded.push_back({head.module, nullptr, head.out, head.in, o.bits, head.axis, head.sign_group});
+      plan.coded_weights += head.out * head.in;
+    } else {
+      s.add("lm_head.weight", DType::BF16, {p.vocab, p.hidden},
+            random_bf16("lm_head.weight", p.vocab, p.hidden, tokenizer_vocab, o.seed));
+    }
+    write(shards - 1, s, o.quantize_head ? "final norm and coded LM head" : "final norm and LM head");
   }
   format::write_safetensors_index(dir / "model.safetensors.index.json", weight_map, total);
   std::sort(plan.coded.begin(), plan.coded.end(),
@@ -273,8 +285,9 @@ void synth_model(const SynthOptions& o, const std::function<void(const std::stri
     throw Error(o.out.string() + ": wrote " + std::to_string(plan.coded.size()) + " coded tensors but " +
                 std::to_string(check.trellis_tensors().size()) + " load back");
   staging.commit();
-  progress(fmt::format("synth: {} at {} bits (L={}{}) in {}, {:.2f} GB", p.name, o.bits, o.L,
-                       o.rotate ? ", rotated" : "", o.out.string(), double(total) / 1e9));
+  progress(fmt::format("synth: {} at {} bits (L={}{}{}) in {}, {:.2f} GB", p.name, o.bits, o.L,
+                       o.rotate ? ", rotated" : "", o.quantize_head ? ", coded LM head" : "", o.out.string(),
+                       double(total) / 1e9));
 }
 
 }  // namespace trellis::cli

@@ -9,10 +9,12 @@
 // quantizer's own writer): codes are uniformly random words (every bit
 // stream is a valid tail-biting code), a row's scale is U(0.7, 1.3)/√in
 // (weights of the usual 1/√in spread). Embeddings and the LM head are bf16
-// N(0, 0.02)-like uniform values; norms are ones. The tokenizer files come
+// N(0, 0.02)-like uniform values; norms are ones. With quantize_head the LM
+// head is coded too (axis 1, the layers' bits, its own sign vector), as
+// `trellis quantize --quantize-head` writes it. The tokenizer files come
 // from models/shakespeare-qwen3-15m, whose vocabulary (4096) is smaller
-// than the presets': LM head rows of ids beyond it are zero, so greedy
-// decoding only picks ids the tokenizer can print.
+// than the presets': LM head rows of ids beyond it are zero (a coded head:
+// scale 0), so greedy decoding only picks ids the tokenizer can print.
 //
 // The directory is written into a staging directory next to `out` and
 // renamed at the end (quant::StagingDir): it appears whole or not at all.
@@ -33,6 +35,7 @@ struct SynthOptions {
   int L = 12;
   uint64_t seed = 0;
   bool rotate = false;
+  bool quantize_head = false;
   bool replace = false;
   std::filesystem::path out;
   std::filesystem::path tokenizer_dir;  // where tokenizer.json and tokenizer_config.json come from

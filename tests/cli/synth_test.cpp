@@ -2,8 +2,10 @@
 // with rotation is written whole (progress lines, no staging directory left),
 // `trellis inspect` reads back every projection as a trellis tensor with the
 // asked k, L, axis and rotation and the preset's geometry, `trellis run`
-// generates from it; an existing output without --force, an unknown preset
-// and bits outside 2..4 are one-line errors with exit status 1.
+// generates from it; with --quantize-head the LM head is a trellis tensor too
+// (axis 1, the asked k) and the model still generates; an existing output
+// without --force, an unknown preset and bits outside 2..4 are one-line
+// errors with exit status 1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -56,6 +58,33 @@ TEST(Synth, TinyModelInspectsAndRuns) {
   }
   EXPECT_EQ(coded, 14);
 
+  const Result run = trellis_cmd("run -m " + test::shell_quote(out) + " -p ROMEO: -n 4 --temp 0");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("generation: 4 tokens"), std::string::npos) << run.output;
+}
+
+TEST(Synth, CodedHeadInspectsAndRuns) {
+  test::TempDir tmp;
+  const auto out = tmp / "tiny";
+  const Result r = trellis_cmd("synth --like tiny --bits 4 --quantize-head --out " + test::shell_quote(out));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("coded LM head"), std::string::npos) << r.output;
+  const Result inspect = test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + test::shell_quote(out) + " --json");
+  ASSERT_EQ(inspect.status, 0) << inspect.output;
+  const auto doc = nlohmann::json::parse(inspect.output);
+  int heads = 0, coded = 0;
+  for (const auto& t : doc["tensors"]) {
+    coded += t["type"] == "trellis";
+    if (t["name"] != "lm_head.weight") continue;
+    ++heads;
+    ASSERT_EQ(t["type"], "trellis");
+    EXPECT_EQ(t["trellis"]["k"], 4);
+    EXPECT_EQ(t["trellis"]["axis"], 1);
+    EXPECT_EQ(t["trellis"]["out_features"], 4096);
+    EXPECT_EQ(t["trellis"]["in_features"], 256);
+  }
+  EXPECT_EQ(heads, 1);
+  EXPECT_EQ(coded, 15);
   const Result run = trellis_cmd("run -m " + test::shell_quote(out) + " -p ROMEO: -n 4 --temp 0");
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_NE(run.output.find("generation: 4 tokens"), std::string::npos) << run.output;

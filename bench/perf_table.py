@@ -120,6 +120,25 @@ def norm_fusion_section(docs):
     return out
 
 
+def coded_head_section(docs):
+    """A bf16 LM head against a coded one (runtime_device.sh head), one binary, the two models taking turns."""
+    out = ["### A coded LM head (`trellis synth --quantize-head`)", "",
+           "One build, `trellis run --device cuda --temp 0` on the synthetic Qwen3-14B at 3 bits (512-token prompt, "
+           "256 generated, CUDA graphs), with its LM head bf16 (the table above) and coded at 3 bits like the "
+           "layers (`--quantize-head`, as `trellis quantize --quantize-head` writes it), the two models taking "
+           "turns; tok/s of each run.", "",
+           "| file | commit | GPU | generation: bf16 head | coded head | median change | prompt: bf16 head | coded head |",
+           "|---|---|---|---|---|---|---|---|"]
+    for name, doc in docs:
+        gen, med, pr = doc["generation_tok_s"], doc["median_generation"], doc["prompt_tok_s"]
+        change = 100 * (med["coded_head"] / med["bf16_head"] - 1)
+        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in gen['bf16_head'])} | "
+                   f"{' '.join(f'{v:.1f}' for v in gen['coded_head'])} | {change:+.1f} % | "
+                   f"{' '.join(f'{v:.0f}' for v in pr['bf16_head'])} | {' '.join(f'{v:.0f}' for v in pr['coded_head'])} |")
+    out.append("")
+    return out
+
+
 def profile_section(doc):
     out = ["### Where a forward's GPU time goes (`TRELLIS_PROFILE`)", "",
            f"`bench/results/h200_runtime_profile.json` (table: `h200_runtime_profile.txt`), commit "
@@ -292,12 +311,16 @@ def main():
     rt = load("h200_runtime.json")
     if rt:
         lines += runtime_section(rt)
-    h100 = sorted(n for n in os.listdir(RES) if n.startswith("h100_runtime_") and n.endswith(".json"))
+    h100 = sorted(n for n in os.listdir(RES)
+                  if n.startswith("h100_runtime_") and n.endswith(".json") and "_coded_head_" not in n)
     if h100:
         lines += h100_runtime_section([(n, load(n)) for n in h100])
     nf = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_norm_fusion_ab_" in n)
     if nf:
         lines += norm_fusion_section([(n, load(n)) for n in nf])
+    ch = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_runtime_coded_head" in n)
+    if ch:
+        lines += coded_head_section([(n, load(n)) for n in ch])
     rp = load("h200_runtime_profile.json")
     if rp:
         lines += profile_section(rp)

@@ -188,6 +188,8 @@ PY
 fi
 if has head; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "head: run the bench step first"; exit 1; }
+  # Without the bench step in this call the coded-head synthesis is still running.
+  [[ -n $head_synth_pid ]] && ! has bench && { wait "$head_synth_pid"; tail -2 "$OUT/synth_head.txt" | tee -a "$LOG"; }
   [[ -f /tmp/q14h/config.json ]] || { echo "head: /tmp/q14h was not written"; tail -5 "$OUT/synth_head.txt"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
   rm -f /tmp/head_ab.txt

@@ -24,6 +24,20 @@ Result trellis_cmd(const std::string& args) {
   return test::run_shell(test::shell_quote(TRELLIS_BIN) + " " + args + " 2>&1");
 }
 
+// `trellis inspect DIR --json`, parsed (a failed inspect fails the test).
+nlohmann::json inspect_json(const std::filesystem::path& dir) {
+  const Result inspect = test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + test::shell_quote(dir) + " --json");
+  EXPECT_EQ(inspect.status, 0) << inspect.output;
+  return inspect.status == 0 ? nlohmann::json::parse(inspect.output) : nlohmann::json::object();
+}
+
+// `trellis run` generates 4 tokens from DIR.
+void expect_runs(const std::filesystem::path& dir) {
+  const Result run = trellis_cmd("run -m " + test::shell_quote(dir) + " -p ROMEO: -n 4 --temp 0");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("generation: 4 tokens"), std::string::npos) << run.output;
+}
+
 TEST(Synth, TinyModelInspectsAndRuns) {
   test::TempDir tmp;
   const auto out = tmp / "tiny";
@@ -34,9 +48,8 @@ TEST(Synth, TinyModelInspectsAndRuns) {
   for (const auto& e : std::filesystem::directory_iterator(tmp.path())) entries += e.path().filename() != "tiny";
   EXPECT_EQ(entries, 0) << "a staging directory was left behind";
 
-  const Result inspect = test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + test::shell_quote(out) + " --json");
-  ASSERT_EQ(inspect.status, 0) << inspect.output;
-  const auto doc = nlohmann::json::parse(inspect.output);
+  const auto doc = inspect_json(out);
+  ASSERT_TRUE(doc.contains("config") && doc.contains("tensors"));
   EXPECT_EQ(doc["config"]["hidden_size"], 256);
   EXPECT_EQ(doc["config"]["num_hidden_layers"], 2);
   int coded = 0;
@@ -58,9 +71,7 @@ TEST(Synth, TinyModelInspectsAndRuns) {
   }
   EXPECT_EQ(coded, 14);
 
-  const Result run = trellis_cmd("run -m " + test::shell_quote(out) + " -p ROMEO: -n 4 --temp 0");
-  ASSERT_EQ(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("generation: 4 tokens"), std::string::npos) << run.output;
+  expect_runs(out);
 }
 
 TEST(Synth, CodedHeadInspectsAndRuns) {
@@ -69,9 +80,8 @@ TEST(Synth, CodedHeadInspectsAndRuns) {
   const Result r = trellis_cmd("synth --like tiny --bits 4 --quantize-head --out " + test::shell_quote(out));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("coded LM head"), std::string::npos) << r.output;
-  const Result inspect = test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + test::shell_quote(out) + " --json");
-  ASSERT_EQ(inspect.status, 0) << inspect.output;
-  const auto doc = nlohmann::json::parse(inspect.output);
+  const auto doc = inspect_json(out);
+  ASSERT_TRUE(doc.contains("config") && doc.contains("tensors"));
   int heads = 0, coded = 0;
   for (const auto& t : doc["tensors"]) {
     coded += t["type"] == "trellis";
@@ -85,9 +95,7 @@ TEST(Synth, CodedHeadInspectsAndRuns) {
   }
   EXPECT_EQ(heads, 1);
   EXPECT_EQ(coded, 15);
-  const Result run = trellis_cmd("run -m " + test::shell_quote(out) + " -p ROMEO: -n 4 --temp 0");
-  ASSERT_EQ(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("generation: 4 tokens"), std::string::npos) << run.output;
+  expect_runs(out);
 }
 
 TEST(Synth, Errors) {

@@ -163,7 +163,9 @@ TEST(Sampling, LeadingCandidatesFilterAsTheWholeList) {
           const auto want = filtered(all, p, m), got = filtered(lead, p, m);
           ASSERT_EQ(ids_of(got), ids_of(want)) << "n " << n << " sd " << sd << " t " << t << " p " << p << " m " << m;
           for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i].prob, want[i].prob, 1e-6);
-          if (n == 151936 && sd == 8.0f) EXPECT_LT(lead.size(), n / 4) << "t " << t << " p " << p << " m " << m;
+          if (n == 151936 && sd == 8.0f) {
+            EXPECT_LT(lead.size(), n / 4) << "t " << t << " p " << p << " m " << m;
+          }
         }
       }
     }

@@ -166,7 +166,7 @@ class Shard {
 
 // Rows ≥ live_rows get scale 0 (their outputs are zero).
 void add_coded(Shard& shard, const Coded& c, int k, uint64_t seed, std::map<std::string, std::vector<int8_t>>& signs,
-               bool rotate, int64_t live_rows = std::numeric_limits<int64_t>::max()) {
+               bool rotate, int64_t live_rows) {
   const int64_t rows = c.axis == 1 ? c.out : c.in, cols = c.axis == 1 ? c.in : c.out;
   const int64_t words = rows * (cols * k / 32);
   std::vector<uint32_t> codes(static_cast<size_t>(words));
@@ -241,6 +241,12 @@ void synth_model(const SynthOptions& o, const std::function<void(const std::stri
     write(0, s, "embeddings");
   }
   std::map<std::string, std::vector<int8_t>> signs;
+  // A coded module into the shard and the plan (its config entry).
+  const auto code = [&](Shard& s, const Coded& c, int64_t live_rows) {
+    add_coded(s, c, o.bits, o.seed, signs, o.rotate, live_rows);
+    plan.coded.push_back({c.module, nullptr, c.out, c.in, o.bits, c.axis, c.sign_group});
+    plan.coded_weights += c.out * c.in;
+  };
   for (int64_t first = 0, i = 1; first < p.layers; first += kLayersPerShard, ++i) {
     Shard s;
     const int64_t last = std::min(p.layers, first + kLayersPerShard);
@@ -252,11 +258,7 @@ void synth_model(const SynthOptions& o, const std::function<void(const std::stri
         s.add(m + "self_attn.q_norm.weight", DType::BF16, {p.head_dim}, ones_bf16(p.head_dim));
         s.add(m + "self_attn.k_norm.weight", DType::BF16, {p.head_dim}, ones_bf16(p.head_dim));
       }
-      for (const Coded& c : coded_modules(p, l)) {
-        add_coded(s, c, o.bits, o.seed, signs, o.rotate);
-        plan.coded.push_back({c.module, nullptr, c.out, c.in, o.bits, c.axis, c.sign_group});
-        plan.coded_weights += c.out * c.in;
-      }
+      for (const Coded& c : coded_modules(p, l)) code(s, c, std::numeric_limits<int64_t>::max());
     }
     write(i, s, fmt::format("layers {}..{}", first, last - 1));
   }
@@ -264,10 +266,7 @@ void synth_model(const SynthOptions& o, const std::function<void(const std::stri
     Shard s;
     s.add("model.norm.weight", DType::BF16, {p.hidden}, ones_bf16(p.hidden));
     if (o.quantize_head) {
-      const Coded head{"lm_head", p.vocab, p.hidden, 1, "lm_head"};
-      add_coded(s, head, o.bits, o.seed, signs, o.rotate, tokenizer_vocab);
-      plan.coded.push_back({head.module, nullptr, head.out, head.in, o.bits, head.axis, head.sign_group});
-      plan.coded_weights += head.out * head.in;
+      code(s, {"lm_head", p.vocab, p.hidden, 1, "lm_head"}, tokenizer_vocab);
     } else {
       s.add("lm_head.weight", DType::BF16, {p.vocab, p.hidden},
             random_bf16("lm_head.weight", p.vocab, p.hidden, tokenizer_vocab, o.seed));

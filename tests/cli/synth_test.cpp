@@ -24,6 +24,11 @@ Result trellis_cmd(const std::string& args) {
   return test::run_shell(test::shell_quote(TRELLIS_BIN) + " " + args + " 2>&1");
 }
 
+// `trellis synth --like tiny ARGS --out DIR`.
+Result synth_tiny(const std::string& args, const std::filesystem::path& out) {
+  return trellis_cmd("synth --like tiny " + args + " --out " + test::shell_quote(out));
+}
+
 // `trellis inspect DIR --json`, parsed (a failed inspect fails the test).
 nlohmann::json inspect_json(const std::filesystem::path& dir) {
   const Result inspect = test::run_shell(test::shell_quote(TRELLIS_BIN) + " inspect " + test::shell_quote(dir) + " --json");
@@ -41,7 +46,7 @@ void expect_runs(const std::filesystem::path& dir) {
 TEST(Synth, TinyModelInspectsAndRuns) {
   test::TempDir tmp;
   const auto out = tmp / "tiny";
-  const Result r = trellis_cmd("synth --like tiny --bits 2 --L 10 --rotate --seed 7 --out " + test::shell_quote(out));
+  const Result r = synth_tiny("--bits 2 --L 10 --rotate --seed 7", out);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("synth: shard 2/3 (layers 0..1) written"), std::string::npos) << r.output;
   int entries = 0;
@@ -77,7 +82,7 @@ TEST(Synth, TinyModelInspectsAndRuns) {
 TEST(Synth, CodedHeadInspectsAndRuns) {
   test::TempDir tmp;
   const auto out = tmp / "tiny";
-  const Result r = trellis_cmd("synth --like tiny --bits 4 --quantize-head --out " + test::shell_quote(out));
+  const Result r = synth_tiny("--bits 4 --quantize-head", out);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("coded LM head"), std::string::npos) << r.output;
   const auto doc = inspect_json(out);

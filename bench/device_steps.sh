@@ -7,6 +7,11 @@
 #                       when it is there (bench/make_device_sysroot.sh builds it)
 #   write_prompt512     the runtime benchmark's prompt, /tmp/prompt512.txt: the
 #                       first 512 tokens of tinyshakespeare (fixture tokenizer)
+#   turns LOG RUNS ARM...  runs the function turn_ARM of each ARM in turn, RUNS
+#                       rounds, each run's stderr to /tmp/turn_ARM.txt, and
+#                       writes a line per run to LOG (and $LOG when set):
+#                       "arm=ARM run R exit E: <the last line of its stderr>"
+#                       (bench/runtime_turns.py reads them)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/trellis-out}
 mkdir -p "$OUT"
@@ -34,4 +39,17 @@ t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
 text = open("data/tinyshakespeare.txt").read()[:20000]
 print(t.decode(t.encode(text).ids[:512]), end="")
 PY
+}
+
+turns() {
+  local log=$1 runs=$2 r arm rc
+  shift 2
+  rm -f "$log"
+  for ((r = 1; r <= runs; ++r)); do
+    for arm; do
+      "turn_$arm" >/dev/null 2>"/tmp/turn_$arm.txt"
+      rc=$?
+      echo "arm=$arm run $r exit $rc: $(tail -1 "/tmp/turn_$arm.txt")" | tee -a "$log" ${LOG:+"$LOG"}
+    done
+  done
 }

@@ -139,6 +139,22 @@ def coded_head_section(docs):
     return out
 
 
+def sampled_ab_section(docs):
+    """Greedy decoding against trellis run's default sampling (runtime_device.sh sampled), one binary, taking turns."""
+    out = ["### Sampling against greedy decoding", "",
+           "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
+           "generated, CUDA graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature "
+           "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run.", "",
+           "| file | commit | GPU | greedy | sampled | median change |", "|---|---|---|---|---|---|"]
+    for name, doc in docs:
+        gen, med = doc["generation_tok_s"], doc["median_generation"]
+        change = 100 * (med["sampled"] / med["greedy"] - 1)
+        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in gen['greedy'])} | "
+                   f"{' '.join(f'{v:.1f}' for v in gen['sampled'])} | {change:+.1f} % |")
+    out.append("")
+    return out
+
+
 def profile_section(doc):
     out = ["### Where a forward's GPU time goes (`TRELLIS_PROFILE`)", "",
            f"`bench/results/h200_runtime_profile.json` (table: `h200_runtime_profile.txt`), commit "
@@ -312,7 +328,8 @@ def main():
     if rt:
         lines += runtime_section(rt)
     h100 = sorted(n for n in os.listdir(RES)
-                  if n.startswith("h100_runtime_") and n.endswith(".json") and "_coded_head_" not in n)
+                  if n.startswith("h100_runtime_") and n.endswith(".json")
+                  and "_coded_head_" not in n and "_sampled_ab_" not in n)
     if h100:
         lines += h100_runtime_section([(n, load(n)) for n in h100])
     nf = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_norm_fusion_ab_" in n)
@@ -321,6 +338,9 @@ def main():
     ch = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_runtime_coded_head" in n)
     if ch:
         lines += coded_head_section([(n, load(n)) for n in ch])
+    sa = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_runtime_sampled_ab" in n)
+    if sa:
+        lines += sampled_ab_section([(n, load(n)) for n in sa])
     rp = load("h200_runtime_profile.json")
     if rp:
         lines += profile_section(rp)

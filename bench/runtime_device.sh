@@ -18,6 +18,9 @@
 #            (the same synthesis with --quantize-head: a 3-bit coded LM head
 #            instead of bf16), taking turns, HEAD_RUNS (default 3) each:
 #            h200_runtime_coded_head.json
+#   sampled  (after bench) the same run greedy and with trellis run's default
+#            sampling (--seed 1), taking turns, SAMPLED_RUNS (default 3) each:
+#            h200_runtime_sampled_ab.json
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
 #   kernels  (after bench) the same prompt and 4 generated tokens, eager, under
@@ -31,10 +34,10 @@
 #            with it); QUALITY_SELECT="-L 16 -k 2 -r 0;..." picks others. The
 #            per-run JSON in $OUT/quality.tar.gz (merge here: unpack into the
 #            sweep's work dir, rerun the sweep with the same selection)
-# Results in $OUT: h200_runtime.json, h200_runtime_coded_head.json, h200_runtime_profile.json (+ the table
+# Results in $OUT: h200_runtime.json, h200_runtime_coded_head.json, h200_runtime_sampled_ab.json, h200_runtime_profile.json (+ the table
 # in runtime_profile.txt), h200_model_tests.json, h200_kl_gates.json,
 # h200_eval_ppl.json, h200_decode_kernels.txt, runtime_log.txt.
-#   bench/runtime_device.sh [tests|eval|bench|norm_ab|head|profile|kernels|quality|all]...   (default: all)
+#   bench/runtime_device.sh [tests|eval|bench|norm_ab|head|sampled|profile|kernels|quality|all]...   (default: all)
 # PORTABLE=OFF builds for sm_90a only (TRELLIS_CUDA_PORTABLE, about half of
 # nvcc's time); the H200 runs the sm_90a code either way.
 set -uo pipefail
@@ -192,38 +195,24 @@ if has head; then
   [[ -n $head_synth_pid ]] && ! has bench && { wait "$head_synth_pid"; tail -2 "$OUT/synth_head.txt" | tee -a "$LOG"; }
   [[ -f /tmp/q14h/config.json ]] || { echo "head: /tmp/q14h was not written"; tail -5 "$OUT/synth_head.txt"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
-  rm -f /tmp/head_ab.txt
-  for ((r = 1; r <= ${HEAD_RUNS:-3}; ++r)); do
-    for model in q14 q14h; do
-      timeout 60 $B/trellis run -m /tmp/$model --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
-        >/dev/null 2>/tmp/head_$model.txt
-      echo "model=$model run $r exit $?: $(tail -1 /tmp/head_$model.txt)" | tee -a "$LOG" /tmp/head_ab.txt
-    done
-  done
-  python3 - "$OUT/h200_runtime_coded_head.json" <<'PY'
-import json, os, re, statistics, subprocess, sys
-runs = {"bf16_head": [], "coded_head": []}
-prompt = {"bf16_head": [], "coded_head": []}
-for line in open("/tmp/head_ab.txt"):
-    m = re.match(r"model=(q14h?) run (\d+) exit (\d+): .*prompt: \d+ tokens, ([\d.]+) tok/s .*generation: \d+ tokens, ([\d.]+) tok/s", line)
-    if m:
-        key = "coded_head" if m[1] == "q14h" else "bf16_head"
-        prompt[key].append(float(m[4]))
-        runs[key].append(float(m[5]))
-smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-                     capture_output=True, text=True).stdout.strip().split(", ")
-doc = {"bench": "runtime_coded_head", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[2],
-       "commit": os.environ.get("COMMIT", "unknown"),
-       "models": {"bf16_head": "trellis synth --like qwen3-14b --bits 3",
-                  "coded_head": "trellis synth --like qwen3-14b --bits 3 --quantize-head"},
-       "method": "trellis run --device cuda --temp 0 -n 256, 512-token prompt, CUDA graphs; the two models "
-                 "taking turns",
-       "generation_tok_s": runs, "prompt_tok_s": prompt,
-       "median_generation": {k: statistics.median(v) for k, v in runs.items() if v},
-       "median_prompt": {k: statistics.median(v) for k, v in prompt.items() if v}}
-json.dump(doc, open(sys.argv[1], "w"), indent=1)
-print(json.dumps(doc))
-PY
+  turn_bf16_head() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
+  turn_coded_head() { timeout 60 $B/trellis run -m /tmp/q14h --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
+  turns /tmp/head_turns.txt "${HEAD_RUNS:-3}" bf16_head coded_head
+  python3 bench/runtime_turns.py /tmp/head_turns.txt "$OUT/h200_runtime_coded_head.json" runtime_coded_head \
+    "trellis run --device cuda --temp 0 -n 256, 512-token prompt, CUDA graphs; the two models taking turns" \
+    "bf16_head=trellis synth --like qwen3-14b --bits 3" \
+    "coded_head=trellis synth --like qwen3-14b --bits 3 --quantize-head"
+fi
+if has sampled; then
+  [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "sampled: run the bench step first"; exit 1; }
+  export CUDA_MODULE_LOADING=EAGER
+  turn_greedy() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
+  turn_sampled() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --seed 1; }
+  turns /tmp/sampled_turns.txt "${SAMPLED_RUNS:-3}" greedy sampled
+  python3 bench/runtime_turns.py /tmp/sampled_turns.txt "$OUT/h200_runtime_sampled_ab.json" runtime_sampled_ab \
+    "trellis run -m (trellis synth --like qwen3-14b --bits 3) --device cuda -n 256, 512-token prompt, CUDA graphs; \
+greedy and sampled taking turns" \
+    "greedy=--temp 0" "sampled=--seed 1 (trellis run's default sampling: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05)"
 fi
 if has profile; then
   # Where a decode step's and the prompt's GPU time goes: every op timed by CUDA events (after a warm-up).

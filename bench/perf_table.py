@@ -127,12 +127,13 @@ def coded_head_section(docs):
            "256 generated, CUDA graphs), with its LM head bf16 (the table above) and coded at 3 bits like the "
            "layers (`--quantize-head`, as `trellis quantize --quantize-head` writes it), the two models taking "
            "turns; tok/s of each run.", "",
-           "| file | commit | GPU | generation: bf16 head | coded head | median change | prompt: bf16 head | coded head |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| file | commit | build | GPU | generation: bf16 head | coded head | median change | prompt: bf16 head | "
+           "coded head |", "|---|---|---|---|---|---|---|---|---|"]
     for name, doc in docs:
         gen, med, pr = doc["generation_tok_s"], doc["median_generation"], doc["prompt_tok_s"]
         change = 100 * (med["coded_head"] / med["bf16_head"] - 1)
-        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in gen['bf16_head'])} | "
+        out.append(f"| `{name}` | {doc['commit']} | {doc.get('build', 'main')} | {doc['gpu']} | "
+                   f"{' '.join(f'{v:.1f}' for v in gen['bf16_head'])} | "
                    f"{' '.join(f'{v:.1f}' for v in gen['coded_head'])} | {change:+.1f} % | "
                    f"{' '.join(f'{v:.0f}' for v in pr['bf16_head'])} | {' '.join(f'{v:.0f}' for v in pr['coded_head'])} |")
     out.append("")
@@ -144,12 +145,16 @@ def sampled_ab_section(docs):
     out = ["### Sampling against greedy decoding", "",
            "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
            "generated, CUDA graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature "
-           "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run.", "",
-           "| file | commit | GPU | greedy | sampled | median change |", "|---|---|---|---|---|---|"]
+           "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose "
+           "sampling loop ran: main's (the host takes the step's largest logits, draws the token, then records and "
+           "launches the next step) or branch `pipelined-sampling`'s (the choice runs in a host function in the "
+           "stream and the next step is launched before it; docs/KERNELS.md).", "",
+           "| file | commit | build | GPU | greedy | sampled | median change |", "|---|---|---|---|---|---|---|"]
     for name, doc in docs:
         gen, med = doc["generation_tok_s"], doc["median_generation"]
         change = 100 * (med["sampled"] / med["greedy"] - 1)
-        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in gen['greedy'])} | "
+        out.append(f"| `{name}` | {doc['commit']} | {doc.get('build', 'main')} | {doc['gpu']} | "
+                   f"{' '.join(f'{v:.1f}' for v in gen['greedy'])} | "
                    f"{' '.join(f'{v:.1f}' for v in gen['sampled'])} | {change:+.1f} % |")
     out.append("")
     return out

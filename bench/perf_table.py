@@ -104,60 +104,57 @@ def h100_runtime_section(docs):
     return out
 
 
-def norm_fusion_section(docs):
-    """The fused residual norms against launched ones (runtime_device.sh norm_ab), one binary, runs taking turns."""
-    out = ["### Fused residual norms (`TRELLIS_NORM_FUSION`)", "",
-           "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
-           "generated, CUDA graphs), the in-layer residual norms fused (default) and launched "
-           "(`TRELLIS_NORM_FUSION=0`) taking turns; generation tok/s of each run.", "",
-           "| file | commit | GPU | fused | launched | median change |", "|---|---|---|---|---|---|"]
+def turns_section(title, text, docs, columns, change, median_key="median_generation", build=True, prompt=()):
+    """An A/B of `trellis run` arms that took turns: per file the generation tok/s of each arm's runs (columns:
+    (arm, heading) pairs), the change of the median of arm change[0] against arm change[1], and the prompt tok/s of
+    the (arm, heading) pairs in `prompt`."""
+    head = ["file", "commit"] + (["build"] if build else []) + ["GPU"] + [h for _, h in columns] + ["median change"]
+    head += [h for _, h in prompt]
+    out = [title, "", text, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, doc in docs:
-        runs, med = doc["generation_tok_s"], doc["median"]
-        change = 100 * (med["fused"] / med["launched"] - 1)
-        out.append(f"| `{name}` | {doc['commit']} | {doc['gpu']} | {' '.join(f'{v:.1f}' for v in runs['fused'])} | "
-                   f"{' '.join(f'{v:.1f}' for v in runs['launched'])} | {change:+.1f} % |")
+        gen, med = doc["generation_tok_s"], doc[median_key]
+        row = [f"`{name}`", doc["commit"]] + ([doc.get("build", "main")] if build else []) + [doc["gpu"]]
+        row += [" ".join(f"{v:.1f}" for v in gen[arm]) for arm, _ in columns]
+        row.append(f"{100 * (med[change[0]] / med[change[1]] - 1):+.1f} %")
+        row += [" ".join(f"{v:.0f}" for v in doc["prompt_tok_s"][arm]) for arm, _ in prompt]
+        out.append("| " + " | ".join(row) + " |")
     out.append("")
     return out
+
+
+def norm_fusion_section(docs):
+    """The fused residual norms against launched ones (runtime_device.sh norm_ab), one binary, runs taking turns."""
+    return turns_section(
+        "### Fused residual norms (`TRELLIS_NORM_FUSION`)",
+        "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
+        "generated, CUDA graphs), the in-layer residual norms fused (default) and launched "
+        "(`TRELLIS_NORM_FUSION=0`) taking turns; generation tok/s of each run.",
+        docs, [("fused", "fused"), ("launched", "launched")], ("fused", "launched"), median_key="median", build=False)
 
 
 def coded_head_section(docs):
     """A bf16 LM head against a coded one (runtime_device.sh head), one binary, the two models taking turns."""
-    out = ["### A coded LM head (`trellis synth --quantize-head`)", "",
-           "One build, `trellis run --device cuda --temp 0` on the synthetic Qwen3-14B at 3 bits (512-token prompt, "
-           "256 generated, CUDA graphs), with its LM head bf16 (the table above) and coded at 3 bits like the "
-           "layers (`--quantize-head`, as `trellis quantize --quantize-head` writes it), the two models taking "
-           "turns; tok/s of each run.", "",
-           "| file | commit | build | GPU | generation: bf16 head | coded head | median change | prompt: bf16 head | "
-           "coded head |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, doc in docs:
-        gen, med, pr = doc["generation_tok_s"], doc["median_generation"], doc["prompt_tok_s"]
-        change = 100 * (med["coded_head"] / med["bf16_head"] - 1)
-        out.append(f"| `{name}` | {doc['commit']} | {doc.get('build', 'main')} | {doc['gpu']} | "
-                   f"{' '.join(f'{v:.1f}' for v in gen['bf16_head'])} | "
-                   f"{' '.join(f'{v:.1f}' for v in gen['coded_head'])} | {change:+.1f} % | "
-                   f"{' '.join(f'{v:.0f}' for v in pr['bf16_head'])} | {' '.join(f'{v:.0f}' for v in pr['coded_head'])} |")
-    out.append("")
-    return out
+    return turns_section(
+        "### A coded LM head (`trellis synth --quantize-head`)",
+        "One build, `trellis run --device cuda --temp 0` on the synthetic Qwen3-14B at 3 bits (512-token prompt, "
+        "256 generated, CUDA graphs), with its LM head bf16 (the table above) and coded at 3 bits like the "
+        "layers (`--quantize-head`, as `trellis quantize --quantize-head` writes it), the two models taking "
+        "turns; tok/s of each run.",
+        docs, [("bf16_head", "generation: bf16 head"), ("coded_head", "coded head")], ("coded_head", "bf16_head"),
+        prompt=[("bf16_head", "prompt: bf16 head"), ("coded_head", "coded head")])
 
 
 def sampled_ab_section(docs):
     """Greedy decoding against trellis run's default sampling (runtime_device.sh sampled), one binary, taking turns."""
-    out = ["### Sampling against greedy decoding", "",
-           "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
-           "generated, CUDA graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature "
-           "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose "
-           "sampling loop ran: main's (the host takes the step's largest logits, draws the token, then records and "
-           "launches the next step) or branch `pipelined-sampling`'s (the choice runs in a host function in the "
-           "stream and the next step is launched before it; docs/KERNELS.md).", "",
-           "| file | commit | build | GPU | greedy | sampled | median change |", "|---|---|---|---|---|---|---|"]
-    for name, doc in docs:
-        gen, med = doc["generation_tok_s"], doc["median_generation"]
-        change = 100 * (med["sampled"] / med["greedy"] - 1)
-        out.append(f"| `{name}` | {doc['commit']} | {doc.get('build', 'main')} | {doc['gpu']} | "
-                   f"{' '.join(f'{v:.1f}' for v in gen['greedy'])} | "
-                   f"{' '.join(f'{v:.1f}' for v in gen['sampled'])} | {change:+.1f} % |")
-    out.append("")
-    return out
+    return turns_section(
+        "### Sampling against greedy decoding",
+        "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
+        "generated, CUDA graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature "
+        "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose "
+        "sampling loop ran: main's (the host takes the step's largest logits, draws the token, then records and "
+        "launches the next step) or branch `pipelined-sampling`'s (the choice runs in a host function in the "
+        "stream and the next step is launched before it; docs/KERNELS.md).",
+        docs, [("greedy", "greedy"), ("sampled", "sampled")], ("sampled", "greedy"))
 
 
 def profile_section(doc):

@@ -8,7 +8,8 @@
 #   write_prompt512     the runtime benchmark's prompt, /tmp/prompt512.txt: the
 #                       first 512 tokens of tinyshakespeare (fixture tokenizer)
 #   turns LOG RUNS ARM...  runs the function turn_ARM of each ARM in turn, RUNS
-#                       rounds, each run's stderr to /tmp/turn_ARM.txt, and
+#                       rounds, each run's stdout to /tmp/turn_ARM.out and its
+#                       stderr to /tmp/turn_ARM.txt, and
 #                       writes a line per run to LOG (and $LOG when set):
 #                       "arm=ARM run R exit E: <the last line of its stderr>"
 #                       (bench/runtime_turns.py reads them)
@@ -47,7 +48,7 @@ turns() {
   rm -f "$log"
   for ((r = 1; r <= runs; ++r)); do
     for arm; do
-      "turn_$arm" >/dev/null 2>"/tmp/turn_$arm.txt"
+      "turn_$arm" >"/tmp/turn_$arm.out" 2>"/tmp/turn_$arm.txt"
       rc=$?
       echo "arm=$arm run $r exit $rc: $(tail -1 "/tmp/turn_$arm.txt")" | tee -a "$log" ${LOG:+"$LOG"}
     done

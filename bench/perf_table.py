@@ -5,6 +5,7 @@ usage: bench/perf_table.py > docs/PERFORMANCE.md
 """
 import json
 import os
+import statistics
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 RES = os.path.join(ROOT, "bench", "results")
@@ -104,18 +105,18 @@ def h100_runtime_section(docs):
     return out
 
 
-def turns_section(title, text, docs, columns, change, median_key="median_generation", build=True, prompt=()):
+def turns_section(title, text, docs, columns, change, build=True, prompt=()):
     """An A/B of `trellis run` arms that took turns: per file the generation tok/s of each arm's runs (columns:
-    (arm, heading) pairs), the change of the median of arm change[0] against arm change[1], and the prompt tok/s of
-    the (arm, heading) pairs in `prompt`."""
+    (arm, heading) pairs), the change of the median of arm change[0]'s runs against arm change[1]'s, and the prompt
+    tok/s of the (arm, heading) pairs in `prompt`."""
     head = ["file", "commit"] + (["build"] if build else []) + ["GPU"] + [h for _, h in columns] + ["median change"]
     head += [h for _, h in prompt]
     out = [title, "", text, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, doc in docs:
-        gen, med = doc["generation_tok_s"], doc[median_key]
+        gen = doc["generation_tok_s"]
         row = [f"`{name}`", doc["commit"]] + ([doc.get("build", "main")] if build else []) + [doc["gpu"]]
         row += [" ".join(f"{v:.1f}" for v in gen[arm]) for arm, _ in columns]
-        row.append(f"{100 * (med[change[0]] / med[change[1]] - 1):+.1f} %")
+        row.append(f"{100 * (statistics.median(gen[change[0]]) / statistics.median(gen[change[1]]) - 1):+.1f} %")
         row += [" ".join(f"{v:.0f}" for v in doc["prompt_tok_s"][arm]) for arm, _ in prompt]
         out.append("| " + " | ".join(row) + " |")
     out.append("")
@@ -129,7 +130,7 @@ def norm_fusion_section(docs):
         "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
         "generated, CUDA graphs), the in-layer residual norms fused (default) and launched "
         "(`TRELLIS_NORM_FUSION=0`) taking turns; generation tok/s of each run.",
-        docs, [("fused", "fused"), ("launched", "launched")], ("fused", "launched"), median_key="median", build=False)
+        docs, [("fused", "fused"), ("launched", "launched")], ("fused", "launched"), build=False)
 
 
 def coded_head_section(docs):
@@ -330,8 +331,7 @@ def main():
     if rt:
         lines += runtime_section(rt)
     h100 = sorted(n for n in os.listdir(RES)
-                  if n.startswith("h100_runtime_") and n.endswith(".json")
-                  and "_coded_head_" not in n and "_sampled_ab_" not in n)
+                  if n.startswith("h100_runtime_") and n.endswith(".json") and load(n).get("bench") == "runtime")
     if h100:
         lines += h100_runtime_section([(n, load(n)) for n in h100])
     nf = sorted(n for n in os.listdir(RES) if n.endswith(".json") and "_norm_fusion_ab_" in n)

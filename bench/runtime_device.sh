@@ -54,6 +54,8 @@ tests=(model_cuda_ops_test model_cuda_parity_test model_cuda_trellis_test model_
 cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30
 [[ -x $B/trellis ]] || exit 1
+# The timed run: trellis run on MODEL (/tmp/MODEL) with the 512-token prompt, 256 tokens generated, then ARGS.
+run512() { local model=$1; shift; timeout 60 $B/trellis run -m /tmp/$model --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 "$@"; }
 echo "build done ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
 
 synth_pid=
@@ -117,33 +119,25 @@ if has bench; then
   write_prompt512
   export CUDA_MODULE_LOADING=EAGER  # kernels loaded at start, not inside the timed prompt
   for graphs in 1 0; do
-    TRELLIS_CUDA_GRAPHS=$graphs timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
-      >/dev/null 2>/tmp/run_$graphs.txt
+    TRELLIS_CUDA_GRAPHS=$graphs run512 q14 --temp 0 >/dev/null 2>/tmp/run_$graphs.txt
     echo "graphs=$graphs exit $?: $(tail -1 /tmp/run_$graphs.txt)" | tee -a "$LOG"
   done
   # The same with graphs and without programmatic dependent launches (trellis/cuda/programmatic_launch.cuh).
-  TRELLIS_PDL=0 timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
-    >/dev/null 2>/tmp/run_nopdl.txt
+  TRELLIS_PDL=0 run512 q14 --temp 0 >/dev/null 2>/tmp/run_nopdl.txt
   echo "graphs=1 TRELLIS_PDL=0 exit $?: $(tail -1 /tmp/run_nopdl.txt)" | tee -a "$LOG"
   # Sampled with trellis run's defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05): the largest 48 logits
   # come back (Backend::top_logits) and the host draws the token.
-  timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --seed 1 \
-    >/dev/null 2>/tmp/run_sampled.txt
+  run512 q14 --seed 1 >/dev/null 2>/tmp/run_sampled.txt
   echo "graphs=1 sampled exit $?: $(tail -1 /tmp/run_sampled.txt)" | tee -a "$LOG"
   python3 - "$OUT/h200_runtime.json" <<'PY'
-import json, re, subprocess, sys
+import json, os, subprocess, sys
+sys.path.insert(0, "bench")
+from runtime_turns import gpu_info, run_stats
 def stats(path):
     line = open(path).read().strip().splitlines()[-1]
-    m = re.search(r"prompt: (\d+) tokens, ([\d.]+) tok/s \| generation: (\d+) tokens, ([\d.]+) tok/s \| ([^|]*?)\s*(?:\| (.*))?$", line)
-    if not m: return {"error": line}
-    doc = {"prompt_tokens": int(m[1]), "prompt_tok_s": float(m[2]), "generated_tokens": int(m[3]),
-           "generation_tok_s": float(m[4]), "backend": m[5]}
-    if m[6]: doc["steps"] = m[6]
-    return doc
-smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.mem",
-                      "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().split(", ")
-import os; commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-doc = {"bench": "runtime", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[2], "mem_clock": smi[3],
+    return run_stats(line) or {"error": line}
+commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+doc = {"bench": "runtime", **gpu_info(),
        "commit": commit or "unknown",
        "model": "trellis synth --like qwen3-14b --bits 3 (L=12, T=256, no rotation; bf16 embeddings and LM head)",
        "method": "trellis run --device cuda --temp 0 -n 256 on a 512-token prompt (tinyshakespeare), one run each; "
@@ -161,33 +155,13 @@ fi
 if has norm_ab; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "norm_ab: run the bench step first"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
-  rm -f /tmp/norm_ab.txt  # a warm machine keeps /tmp between calls
-  for ((r = 1; r <= ${NORM_AB_RUNS:-3}; ++r)); do
-    for fusion in 1 0; do
-      TRELLIS_NORM_FUSION=$fusion timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" \
-        -n 256 --temp 0 >/tmp/norm_ab_$fusion.out 2>/tmp/norm_ab_$fusion.txt
-      echo "fusion=$fusion run $r exit $?: $(tail -1 /tmp/norm_ab_$fusion.txt)" | tee -a "$LOG" /tmp/norm_ab.txt
-      cp /tmp/norm_ab_$fusion.out /tmp/norm_ab_text_$fusion.txt
-    done
-  done
-  python3 - "$OUT/h200_runtime_norm_fusion.json" <<'PY'
-import json, os, re, statistics, subprocess, sys
-runs = {"fused": [], "launched": []}
-for line in open("/tmp/norm_ab.txt"):
-    m = re.match(r"fusion=(\d) run (\d+) exit (\d+): .*generation: \d+ tokens, ([\d.]+) tok/s", line)
-    if m: runs["fused" if m[1] == "1" else "launched"].append(float(m[4]))
-same = open("/tmp/norm_ab_text_1.txt").read() == open("/tmp/norm_ab_text_0.txt").read()
-smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"],
-                     capture_output=True, text=True).stdout.strip().split(", ")
-doc = {"bench": "runtime_norm_fusion", "gpu": smi[0], "driver": smi[1], "max_sm_clock": smi[2],
-       "commit": os.environ.get("COMMIT", "unknown"),
-       "model": "trellis synth --like qwen3-14b --bits 3", "method": "trellis run --device cuda --temp 0 -n 256, "
-       "512-token prompt, CUDA graphs; TRELLIS_NORM_FUSION=1 and 0 taking turns",
-       "generation_tok_s": runs, "median": {k: statistics.median(v) for k, v in runs.items() if v},
-       "same_generated_text": same}
-json.dump(doc, open(sys.argv[1], "w"), indent=1)
-print(json.dumps(doc))
-PY
+  turn_fused() { TRELLIS_NORM_FUSION=1 run512 q14 --temp 0; }
+  turn_launched() { TRELLIS_NORM_FUSION=0 run512 q14 --temp 0; }
+  turns /tmp/norm_turns.txt "${NORM_AB_RUNS:-3}" fused launched
+  python3 bench/runtime_turns.py /tmp/norm_turns.txt "$OUT/h200_runtime_norm_fusion.json" runtime_norm_fusion \
+    "trellis run -m (trellis synth --like qwen3-14b --bits 3) --device cuda --temp 0 -n 256, 512-token prompt, \
+CUDA graphs; TRELLIS_NORM_FUSION=1 and 0 taking turns" \
+    "fused=TRELLIS_NORM_FUSION=1 (the default)" "launched=TRELLIS_NORM_FUSION=0" --same-output
 fi
 if has head; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "head: run the bench step first"; exit 1; }
@@ -195,8 +169,8 @@ if has head; then
   [[ -n $head_synth_pid ]] && ! has bench && { wait "$head_synth_pid"; tail -2 "$OUT/synth_head.txt" | tee -a "$LOG"; }
   [[ -f /tmp/q14h/config.json ]] || { echo "head: /tmp/q14h was not written"; tail -5 "$OUT/synth_head.txt"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
-  turn_bf16_head() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
-  turn_coded_head() { timeout 60 $B/trellis run -m /tmp/q14h --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
+  turn_bf16_head() { run512 q14 --temp 0; }
+  turn_coded_head() { run512 q14h --temp 0; }
   turns /tmp/head_turns.txt "${HEAD_RUNS:-3}" bf16_head coded_head
   python3 bench/runtime_turns.py /tmp/head_turns.txt "$OUT/h200_runtime_coded_head.json" runtime_coded_head \
     "trellis run --device cuda --temp 0 -n 256, 512-token prompt, CUDA graphs; the two models taking turns" \
@@ -206,8 +180,8 @@ fi
 if has sampled; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "sampled: run the bench step first"; exit 1; }
   export CUDA_MODULE_LOADING=EAGER
-  turn_greedy() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0; }
-  turn_sampled() { timeout 60 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --seed 1; }
+  turn_greedy() { run512 q14 --temp 0; }
+  turn_sampled() { run512 q14 --seed 1; }
   turns /tmp/sampled_turns.txt "${SAMPLED_RUNS:-3}" greedy sampled
   python3 bench/runtime_turns.py /tmp/sampled_turns.txt "$OUT/h200_runtime_sampled_ab.json" runtime_sampled_ab \
     "trellis run -m (trellis synth --like qwen3-14b --bits 3) --device cuda -n 256, 512-token prompt, CUDA graphs; \

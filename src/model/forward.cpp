@@ -61,6 +61,7 @@ std::span<const float> Session::forward(std::span<const int32_t> tokens, bool al
   check_all_taken("forward");
   check_fits(n);
   last_taken_.reset();
+  declined_.reset();
   host_logits_.resize(size_t((all_logits ? n : 1) * vocab));
   Backend& b = model_->backend();
   if (!all_logits) {
@@ -79,6 +80,7 @@ int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
   check_all_taken("forward_argmax");
   check_fits(int64_t(tokens.size()));
   last_taken_.reset();
+  declined_.reset();
   return model_->backend().argmax(run_to_last(tokens));
 }
 
@@ -88,6 +90,7 @@ std::vector<TopLogit> Session::forward_top(std::span<const int32_t> tokens, int 
   check_all_taken("forward_top");
   check_fits(int64_t(tokens.size()));
   last_taken_.reset();
+  declined_.reset();
   last_row_ = run_to_last(tokens);
   return model_->backend().top_logits(last_row_, count);
 }
@@ -99,31 +102,59 @@ std::span<const float> Session::last_logits() {
   return host_logits_;
 }
 
-void Session::launch_argmax(std::span<const int32_t> tokens) {
-  check_fits(int64_t(tokens.size()));
-  model_->backend().argmax_to_next(run_to_last(tokens));
-  launched_.push_back(-1);
+void Session::queue_next(const Act& row, const NextToken& next) {
+  if (next.count > 0) model_->backend().choose_to_next(row, next.count, next.choose);
+  else model_->backend().argmax_to_next(row);
 }
 
-void Session::launch_argmax_next() {
+void Session::launch(std::span<const int32_t> tokens, const NextToken& next) {
+  check_fits(int64_t(tokens.size()));
+  const int64_t last = position() + int64_t(tokens.size()) - 1;
+  declined_.reset();
+  queue_next(run_to_last(tokens), next);
+  launched_.push_back({-1, last});
+}
+
+void Session::launch_next(const NextToken& next) {
   if (launched_.empty()) {
     // The newest token is on the host already: it goes in as a host token.
-    if (!last_taken_) throw Error("session: launch_argmax_next needs an earlier launch_argmax");
+    if (!last_taken_) throw Error("session: launch_next needs an earlier launch");
     const int32_t token = *last_taken_;
-    return launch_argmax(std::span(&token, 1));
+    return launch(std::span(&token, 1), next);
   }
   check_fits(1);
   const int64_t at = position();
-  const int32_t next = Backend::kNextToken;
-  model_->backend().argmax_to_next(run_to_last(std::span(&next, 1)));
-  launched_.push_back(at);
+  const int32_t token = Backend::kNextToken;
+  queue_next(run_to_last(std::span(&token, 1)), next);
+  launched_.push_back({at, at});
 }
 
 int32_t Session::take_token() {
   if (launched_.empty()) throw Error("session: take_token with no launched forward");
+  declined_.reset();
   const int32_t token = model_->backend().take_token();
+  const Launched taken = launched_.front();
   launched_.pop_front();
-  if (!launched_.empty() && launched_.front() >= 0) tokens_[size_t(launched_.front())] = token;
+  if (token == Backend::kDeclined) {
+    declined_ = taken.last_input;
+    return token;
+  }
+  if (!launched_.empty() && launched_.front().placeholder >= 0) tokens_[size_t(launched_.front().placeholder)] = token;
+  last_taken_ = token;
+  return token;
+}
+
+int32_t Session::resample_declined(const std::function<int32_t(std::span<const float>)>& pick) {
+  if (!declined_) throw Error("session: resample_declined needs take_token to have declined a token just before");
+  const int64_t at = *declined_;
+  // The forwards launched after the declined one read token 0 in its place.
+  while (!launched_.empty()) {
+    model_->backend().take_token();
+    launched_.pop_front();
+  }
+  const int32_t input = tokens_[size_t(at)];
+  rewind(at);
+  const int32_t token = pick(forward(std::span(&input, 1)));
   last_taken_ = token;
   return token;
 }
@@ -139,6 +170,7 @@ Act Session::run_to_last(std::span<const int32_t> tokens) {
 void Session::rewind(int64_t position) {
   check_all_taken("rewind");
   last_taken_.reset();
+  declined_.reset();
   if (position < 0 || position > this->position())
     throw Error("session: cannot rewind to position " + std::to_string(position) + " (holding " +
                 std::to_string(this->position()) + ")");

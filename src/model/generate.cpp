@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,29 +17,66 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Greedy: the same loop, pipelined. The one-token forward of a token is
-// launched before the host has the token (Session::launch_argmax_next),
-// whenever the loop would run it should the token be reported; then the
-// token is taken and checked. When it stops the loop after all (a stop
-// token, on_token returning false), that forward is taken back: its token
-// discarded and its position rewound. So the device runs one forward while
-// the host reports the last token and prepares the next.
-GenerationStats generate_greedy(Session& session, std::span<const int32_t> prompt, int64_t max_new,
-                                std::span<const int32_t> stop_ids, const std::function<bool(int32_t)>& on_token,
-                                GenerationStats stats) {
+// The pipelined loop (greedy, and sampling where the largest logits
+// decide): the one-token forward of a token is launched before the host has
+// the token (Session::launch_next), whenever the loop would run it should
+// the token be reported; then the token is taken and checked. When it stops
+// the loop after all (a stop token, on_token returning false), that forward
+// is taken back: its token discarded and its position rewound. So the
+// device runs one forward while the host reports the last token and
+// prepares the next. Sampling: each launched forward's choice
+// (Sampler::sample_top) gets its own draw, taken in launch order; a forward
+// taken back gives its draw back to the sampler, so the n-th token takes
+// the n-th draw, as the synchronous loop's would. A declined choice is
+// sampled from the whole row (Session::resample_declined) with its draw.
+GenerationStats generate_pipelined(Session& session, std::span<const int32_t> prompt, int64_t max_new,
+                                   Sampler& sampler, std::span<const int32_t> stop_ids,
+                                   const std::function<bool(int32_t)>& on_token, GenerationStats stats) {
+  const bool greedy = sampler.greedy();
+  const int count = greedy ? 0 : sampler.top_count(session.vocab());
+  std::deque<double> drawn;  // the launched forwards' draws, oldest first
+  const auto next = [&]() -> NextToken {
+    if (greedy) return {};
+    const double u = sampler.draw();
+    drawn.push_back(u);
+    return {count, [&sampler, u](std::span<const TopLogit> top) {
+              const std::optional<int32_t> id = sampler.sample_top(top, u);
+              return id ? *id : Backend::kDeclined;
+            }};
+  };
+  // The oldest launched forward's draw, now that its token is taken.
+  const auto take_draw = [&] {
+    double u = 0.0;
+    if (!greedy) u = drawn.front(), drawn.pop_front();
+    return u;
+  };
   const auto take_back = [&] {
     session.take_token();
+    if (!greedy) sampler.give_back(take_draw());
     session.rewind(session.position() - 1);
   };
+  std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  session.launch_argmax(prompt);
+  session.launch(prompt, next());
   bool first = true;
   for (;;) {
     // The loop below runs the token's forward if it reports the token, is
     // not at max_new after it and the context has room.
-    const bool ahead = stats.generated_tokens + 1 < max_new && session.position() < session.context();
-    if (ahead) session.launch_argmax_next();
-    const int32_t id = session.take_token();
+    const bool room = stats.generated_tokens + 1 < max_new && session.position() < session.context();
+    bool ahead = room;
+    if (ahead) session.launch_next(next());
+    int32_t id = session.take_token();
+    if (id == Backend::kDeclined) {
+      const double u = take_draw();
+      id = session.resample_declined([&](std::span<const float> row) {
+        logits.assign(row.begin(), row.end());
+        return sampler.sample(logits, session.tokens(), u);
+      });
+      if (ahead && !greedy) sampler.give_back(take_draw());  // resample_declined took that forward back
+      ahead = false;
+    } else {
+      take_draw();
+    }
     if (first) {
       stats.prompt_seconds = seconds_since(t0);
       t0 = std::chrono::steady_clock::now();
@@ -56,7 +94,7 @@ GenerationStats generate_greedy(Session& session, std::span<const int32_t> promp
       if (ahead) take_back();
       break;
     }
-    if (!ahead) {
+    if (!room) {
       if (stats.generated_tokens < max_new) stats.stop = StopReason::context_full;
       break;
     }
@@ -76,19 +114,13 @@ GenerationStats generate(Session& session, std::span<const int32_t> prompt, int6
                 " tokens, longer than the context of " + std::to_string(session.context()) + " tokens");
   GenerationStats stats;
   stats.prompt_tokens = int64_t(prompt.size());
-  if (sampler.greedy()) return generate_greedy(session, prompt, max_new, stop_ids, on_token, stats);
-  // The next token after `tokens`: the sampler on the logits, or on their
-  // largest few where those settle it (only they come back from a device).
+  if (sampler.greedy() || sampler.top_count(session.vocab()) > 0)
+    return generate_pipelined(session, prompt, max_new, sampler, stop_ids, on_token, stats);
+  // Sampling from the whole row (a repetition penalty, top-k 0 or above
+  // Sampler::kMaxTopK): the host has each token before the next forward.
   std::vector<float> logits;
-  const int top_count = sampler.top_count(session.vocab());
   const auto next = [&](std::span<const int32_t> tokens) {
-    std::span<const float> last;
-    if (top_count > 0) {
-      if (const std::optional<int32_t> id = sampler.sample_top(session.forward_top(tokens, top_count))) return *id;
-      last = session.last_logits();
-    } else {
-      last = session.forward(tokens);
-    }
+    const std::span<const float> last = session.forward(tokens);
     logits.assign(last.begin(), last.end());
     return sampler.sample(logits, session.tokens());
   };

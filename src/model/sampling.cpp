@@ -188,12 +188,22 @@ void keep_min_p(std::vector<Candidate>& c, float min_p) {
   renormalize(c);
 }
 
+double Sampler::draw() {
+  if (const std::optional<double> u = std::exchange(given_back_, std::nullopt)) return *u;
+  return double(rng_() >> 11) * 0x1.0p-53;
+}
+
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history) {
+  return sample(logits, history, params_.temperature > 0.0f ? draw() : 0.0);
+}
+
+int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history, double u) const {
   apply_repetition_penalty(logits, history, params_.repeat_penalty, params_.repeat_last_n);
   if (params_.temperature <= 0.0f) return argmax(logits);
   const bool top_k = params_.top_k > 0 && size_t(params_.top_k) < logits.size();
   return pick(top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
-                    : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p));
+                    : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p),
+              u);
 }
 
 bool Sampler::top_k_decides() const {
@@ -206,17 +216,26 @@ int Sampler::top_count(int64_t vocab) const {
   return top_k_decides() && count < vocab ? count : 0;
 }
 
-std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
+std::optional<std::vector<Candidate>> Sampler::top_candidates(std::span<const TopLogit> largest) const {
   if (!top_k_decides()) return std::nullopt;
-  auto c = top_k_candidates(largest, params_.temperature, params_.top_k);
-  if (!c) return std::nullopt;
-  return pick(std::move(*c));
+  return top_k_candidates(largest, params_.temperature, params_.top_k);
 }
 
-int32_t Sampler::pick(std::vector<Candidate> c) {
+std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
+  auto c = top_candidates(largest);
+  if (!c) return std::nullopt;
+  return pick(std::move(*c), draw());
+}
+
+std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest, double u) const {
+  auto c = top_candidates(largest);
+  if (!c) return std::nullopt;
+  return pick(std::move(*c), u);
+}
+
+int32_t Sampler::pick(std::vector<Candidate> c, double u) const {
   keep_top_p(c, params_.top_p);
   keep_min_p(c, params_.min_p);
-  const double u = double(rng_() >> 11) * 0x1.0p-53;
   double cumulative = 0;
   for (const auto& x : c)
     if ((cumulative += x.prob) > u) return x.id;

@@ -4,7 +4,9 @@
 // and incrementally (decode steps, CUDA graphs); greedy generation from
 // reference.json's prompt reproduces its greedy_ids; decode steps replayed
 // from CUDA graphs give the logits that eager steps give; sampled generation
-// from the largest logits draws what sampling each whole row draws.
+// from the largest logits (pipelined: the choice made in the stream) draws
+// what sampling each whole row draws, across a stop and a continuation, and
+// a declined choice is sampled from its row.
 #include "model_cuda_fixture.hpp"
 
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "trellis/model/device.hpp"
+#include "trellis/model/backend.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/sampling.hpp"
 
@@ -88,21 +91,10 @@ TEST(CudaModelParity, GreedyReproducesTransformers) {
 // Sampled generation with top-k (trellis run's defaults), where only the
 // largest logits come back from the GPU, draws the tokens that the sampler
 // draws from each step's whole row of logits with the same seed.
-TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
-  TRELLIS_REQUIRE_GPU();
-  const auto ref = test::reference_json();
-  const auto prompt = ref["prompt_ids"].get<std::vector<int32_t>>();
-  const model::SamplingParams params{.seed = 7};
-  const int64_t n = 48;
-  model::Session generated(cuda_fixture(), 256);
-  model::Sampler sampler(params);
-  ASSERT_GT(sampler.top_count(generated.vocab()), 0);
-  std::vector<int32_t> got;
-  model::generate(generated, prompt, n, sampler, {}, [&](int32_t id) {
-    got.push_back(id);
-    return true;
-  });
-  model::Session stepped(cuda_fixture(), 256);
+// The reference: each token sampled from its forward's whole row.
+std::vector<int32_t> sampled_rows(const model::Model& m, std::span<const int32_t> prompt,
+                                  const model::SamplingParams& params, int64_t n) {
+  model::Session stepped(m, 256);
   model::Sampler whole(params);
   std::vector<int32_t> want;
   std::vector<float> logits;
@@ -114,7 +106,69 @@ TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
     want.push_back(id = whole.sample(logits, stepped.tokens()));
     input = std::span(&id, 1);
   }
-  EXPECT_EQ(got, want);
+  return want;
+}
+
+// Pipelined (Backend::choose_to_next: the choice in a host function in the
+// stream), with CUDA graphs and without.
+TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
+  TRELLIS_REQUIRE_GPU();
+  const auto ref = test::reference_json();
+  const auto prompt = ref["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 7};
+  const int64_t n = 48;
+  const auto want = sampled_rows(cuda_fixture(), prompt, params, n);
+  for (const bool graphs : {true, false}) {
+    model::Session generated(cuda_fixture(graphs), 256);
+    model::Sampler sampler(params);
+    ASSERT_GT(sampler.top_count(generated.vocab()), 0);
+    std::vector<int32_t> got;
+    model::generate(generated, prompt, n, sampler, {}, [&](int32_t id) { return got.push_back(id), true; });
+    EXPECT_EQ(got, want) << "graphs " << graphs;
+  }
+}
+
+// A stop takes back the forward launched ahead (its choice already made on
+// the device's side) and a continuation goes on as one run; a declined
+// choice is sampled from the whole row while a later forward is in flight.
+TEST(CudaModelParity, SampledGenerationTakesBackAndResamples) {
+  TRELLIS_REQUIRE_GPU();
+  const auto prompt = test::reference_json()["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 5};
+  const auto want = sampled_rows(cuda_fixture(), prompt, params, 12);
+  {
+    model::Session s(cuda_fixture(), 256);
+    model::Sampler sampler(params);
+    std::vector<int32_t> got;
+    model::generate(s, prompt, 40, sampler, {}, [&](int32_t id) { return got.push_back(id), got.size() < 5; });
+    ASSERT_EQ(got.size(), 5u);
+    const int32_t last = got.back();
+    model::generate(s, std::span(&last, 1), 7, sampler, {}, [&](int32_t id) { return got.push_back(id), true; });
+    EXPECT_EQ(got, want);
+  }
+  model::Sampler sampler(params);
+  model::Session s(cuda_fixture(), 256);
+  const int count = sampler.top_count(s.vocab());
+  const auto choice = [&](double u, bool decline) {
+    return model::NextToken{count, [&sampler, u, decline](std::span<const model::TopLogit> top) {
+                              const auto id = sampler.sample_top(top, u);
+                              return id && !decline ? *id : model::Backend::kDeclined;
+                            }};
+  };
+  const double u1 = sampler.draw(), u2 = sampler.draw(), u3 = sampler.draw();
+  s.launch(prompt, choice(u1, false));
+  s.launch_next(choice(u2, true));
+  s.launch_next(choice(u3, false));
+  EXPECT_EQ(s.take_token(), want[0]);
+  ASSERT_EQ(s.take_token(), model::Backend::kDeclined);
+  std::vector<float> logits;
+  EXPECT_EQ(s.resample_declined([&](std::span<const float> row) {
+    logits.assign(row.begin(), row.end());
+    return sampler.sample(logits, s.tokens(), u2);
+  }),
+            want[1]);
+  s.launch_next(choice(u3, false));
+  EXPECT_EQ(s.take_token(), want[2]);
 }
 
 }  // namespace

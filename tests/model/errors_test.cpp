@@ -77,9 +77,13 @@ TEST(ModelErrors, ZeroContext) {
 TEST(ModelErrors, LaunchedForwardsOutOfOrder) {
   model::Session s(test::fixture_model(), 64);
   const std::vector<int32_t> prompt = {827, 271};
-  test::expect_error([&] { s.launch_argmax_next(); }, {"launch_argmax_next", "earlier launch_argmax"});
+  test::expect_error([&] { s.launch_next(); }, {"launch_next", "earlier launch"});
   test::expect_error([&] { s.take_token(); }, {"take_token", "no launched forward"});
-  s.launch_argmax(prompt);
+  test::expect_error([&] { s.resample_declined([](std::span<const float>) { return 0; }); },
+                     {"resample_declined", "declined"});
+  s.launch(prompt);
+  test::expect_error([&] { s.resample_declined([](std::span<const float>) { return 0; }); },
+                     {"resample_declined", "declined"});
   test::expect_error([&] { s.forward(prompt); }, {"forward", "not taken"});
   test::expect_error([&] { s.rewind(0); }, {"rewind", "not taken"});
   s.take_token();

@@ -3,13 +3,17 @@
 // API and through the Runner (tokenizer, streaming text); the greedy path's
 // backend argmax is forward's logits' argmax; the pipelined greedy loop
 // takes back the forward it launched ahead when a token stops it, and the
-// session's launched forwards give forward_argmax's tokens.
+// session's launched forwards give forward_argmax's tokens. Sampling with
+// top-k runs the same pipelined loop (Backend::choose_to_next): its tokens
+// are those of sampling each whole row with the same seed, also across a
+// stop and a continuation, and a declined choice is sampled from the row.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "fixture.hpp"
+#include "trellis/model/backend.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/runner.hpp"
 #include "trellis/model/sampling.hpp"
@@ -121,23 +125,106 @@ TEST(Generate, CallbackStopTakesBackTheForwardLaunchedAhead) {
   EXPECT_EQ(s.forward_argmax(std::span(greedy_ids).subspan(4, 1)), greedy_ids[5]);
 }
 
-// Pipelined greedy decoding (Session::launch_argmax_next): the tokens of
+// Pipelined greedy decoding (Session::launch_next): the tokens of
 // forward_argmax, each position holding kNextToken until its token is taken.
 TEST(Generate, LaunchedForwardsGiveForwardArgmaxTokens) {
   const auto greedy_ids = test::fixture_reference()["greedy_ids"].get<std::vector<int32_t>>();
   model::Session s(test::fixture_model(), 64);
   const auto prompt = std::span(greedy_ids).first(3);
-  s.launch_argmax(prompt);
-  s.launch_argmax_next();
+  s.launch(prompt);
+  s.launch_next();
   EXPECT_EQ(s.tokens().back(), model::Backend::kNextToken);
   EXPECT_EQ(s.take_token(), greedy_ids[3]);
   EXPECT_EQ(s.tokens().back(), greedy_ids[3]);
-  s.launch_argmax_next();
+  s.launch_next();
   EXPECT_EQ(s.take_token(), greedy_ids[4]);
   EXPECT_EQ(s.take_token(), greedy_ids[5]);
-  s.launch_argmax_next();  // every token taken: the newest goes in from the host
+  s.launch_next();  // every token taken: the newest goes in from the host
   EXPECT_EQ(s.take_token(), greedy_ids[6]);
   EXPECT_EQ(s.tokens(), std::vector<int32_t>(greedy_ids.begin(), greedy_ids.begin() + 6));
+}
+
+// The reference: each token sampled from its forward's whole row.
+std::vector<int32_t> sampled_rows(std::span<const int32_t> prompt, const model::SamplingParams& params, int64_t n) {
+  model::Session s(test::fixture_model(), 256);
+  model::Sampler sampler(params);
+  std::vector<int32_t> out;
+  std::vector<float> logits;
+  std::span<const int32_t> input = prompt;
+  int32_t id = 0;
+  while (int64_t(out.size()) < n) {
+    const auto row = s.forward(input);
+    logits.assign(row.begin(), row.end());
+    out.push_back(id = sampler.sample(logits, s.tokens()));
+    input = std::span(&id, 1);
+  }
+  return out;
+}
+
+TEST(GenerateSampled, PipelinedSamplingIsSamplingEachRow) {
+  const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 11};
+  model::Session s(test::fixture_model(), 256);
+  model::Sampler sampler(params);
+  ASSERT_GT(sampler.top_count(s.vocab()), 0);
+  std::vector<int32_t> got;
+  const auto stats = model::generate(s, prompt, 40, sampler, {}, [&](int32_t id) { return got.push_back(id), true; });
+  EXPECT_EQ(got, sampled_rows(prompt, params, 40));
+  EXPECT_EQ(stats.decode_steps, 39);
+}
+
+// A stop takes back the forward launched ahead and gives its draw back: a
+// continuation in the same session with the same sampler goes on as one run.
+TEST(GenerateSampled, StopAndContinueIsOneRun) {
+  const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 5};
+  const auto want = sampled_rows(prompt, params, 12);
+  model::Session s(test::fixture_model(), 256);
+  model::Sampler sampler(params);
+  std::vector<int32_t> got;
+  model::generate(s, prompt, 40, sampler, {}, [&](int32_t id) { return got.push_back(id), got.size() < 5; });
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(s.position(), int64_t(prompt.size() + 4));
+  const int32_t last = got.back();
+  model::generate(s, std::span(&last, 1), 7, sampler, {}, [&](int32_t id) { return got.push_back(id), true; });
+  EXPECT_EQ(got, want);
+}
+
+// A choice that declines: take_token gives kDeclined, and resample_declined
+// takes back the forward launched after it and samples the declined row.
+TEST(GenerateSampled, DeclinedChoiceIsSampledFromTheRow) {
+  const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
+  const model::SamplingParams params{.seed = 3};
+  const auto want = sampled_rows(prompt, params, 3);
+  model::Sampler sampler(params);
+  model::Session s(test::fixture_model(), 256);
+  const int count = sampler.top_count(s.vocab());
+  const auto choice = [&](double u, bool decline) {
+    return model::NextToken{count, [&sampler, u, decline](std::span<const model::TopLogit> top) {
+                                       const auto id = sampler.sample_top(top, u);
+                                       return id && !decline ? *id : model::Backend::kDeclined;
+                                     }};
+  };
+  const double u1 = sampler.draw();
+  s.launch(prompt, choice(u1, false));
+  const double u2 = sampler.draw();
+  s.launch_next(choice(u2, true));
+  const double u3 = sampler.draw();
+  s.launch_next(choice(u3, false));
+  EXPECT_EQ(s.take_token(), want[0]);
+  ASSERT_EQ(s.take_token(), model::Backend::kDeclined);
+  std::vector<float> logits;
+  const int32_t second = s.resample_declined([&](std::span<const float> row) {
+    logits.assign(row.begin(), row.end());
+    return sampler.sample(logits, s.tokens(), u2);
+  });
+  EXPECT_EQ(second, want[1]);
+  EXPECT_EQ(s.position(), int64_t(prompt.size() + 1));
+  s.launch_next(choice(u3, false));
+  EXPECT_EQ(s.take_token(), want[2]);
+  std::vector<int32_t> fed(prompt.begin(), prompt.end());
+  fed.insert(fed.end(), want.begin(), want.begin() + 2);
+  EXPECT_EQ(s.tokens(), fed);
 }
 
 }  // namespace

@@ -8,12 +8,16 @@
 //   stop after max_new tokens or when the context is full;
 //   run it through a one-token forward.
 // The last reported token is not run, so the session holds the prompt and
-// every reported token but the last. Greedy decoding is pipelined: a
-// token's one-token forward is launched before the token reaches the host
-// (Session::launch_argmax_next) wherever the loop would run it once the
-// token is reported, and taken back (its position rewound) where the token
-// stops the loop instead; the tokens, the session and the stats are those
-// of the loop above. Errors (trellis::Error): an empty prompt, or one that
+// every reported token but the last. Greedy decoding, and sampling where
+// the largest logits decide it (Sampler::top_count > 0: top-k, no
+// repetition penalty), are pipelined: a token's one-token forward is
+// launched before the token reaches the host (Session::launch_next; the
+// backend finds the token: the argmax, or the sampler's choice from the
+// largest logits, Backend::choose_to_next) wherever the loop would run it
+// once the token is reported, and taken back (its position rewound, its
+// draw given back to the sampler) where the token stops the loop instead;
+// the tokens, the session, the sampler's draws and the stats are those of
+// the loop above. Errors (trellis::Error): an empty prompt, or one that
 // does not fit the context ("prompt is N tokens, ...").
 #pragma once
 #include <cstdint>

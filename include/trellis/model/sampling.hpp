@@ -83,14 +83,26 @@ class Sampler {
   // sample(row) from largest_logits(row, top_count(...)), or nullopt where
   // they do not settle it (then the RNG is untouched).
   std::optional<int32_t> sample_top(std::span<const TopLogit> largest);
+  // The same with the draw of step 6 given: draw() is the one sample() and
+  // sample_top() take next, so that a pipelined caller can take the draws
+  // in the tokens' order and choose elsewhere (these are const: no state
+  // changes, safe on another thread). give_back(u) returns the newest draw
+  // unused: the next draw is u again.
+  double draw();
+  void give_back(double u) { given_back_ = u; }
+  int32_t sample(std::span<float> logits, std::span<const int32_t> history, double u) const;
+  std::optional<int32_t> sample_top(std::span<const TopLogit> largest, double u) const;
 
  private:
   // Temperature above 0, no repetition penalty, 0 < top_k <= kMaxTopK.
   bool top_k_decides() const;
-  // Steps 4–6 on the candidates of step 3.
-  int32_t pick(std::vector<Candidate> c);
+  // Step 3 from the largest logits, where they settle it.
+  std::optional<std::vector<Candidate>> top_candidates(std::span<const TopLogit> largest) const;
+  // Steps 4–6 on the candidates of step 3, with the draw u.
+  int32_t pick(std::vector<Candidate> c, double u) const;
   SamplingParams params_;
   std::mt19937_64 rng_;
+  std::optional<double> given_back_;
 };
 
 }  // namespace trellis::model

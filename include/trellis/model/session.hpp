@@ -17,19 +17,27 @@
 // (valid until the next forward), for when they do not settle the sample.
 // rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
 // prefix it shares with the next prompt.
-// Pipelined greedy decoding: launch_argmax(tokens) runs the forward of
-// tokens as forward_argmax does, and launch_argmax_next() the one-token
-// forward of the newest launched forward's token, without waiting for it
-// (Backend::argmax_to_next); take_token() returns the launched forwards'
-// tokens in order. A token's position holds Backend::kNextToken in tokens()
-// until it is taken. forward, forward_argmax and rewind need every launched
-// token taken first.
+// Pipelined decoding: launch(tokens, next) runs the forward of tokens, and
+// launch_next(next) the one-token forward of the newest launched forward's
+// token, without waiting for it; `next` says how the backend finds that
+// token: the argmax (count 0: Backend::argmax_to_next, greedy decoding) or
+// `choose` from the count largest logits (Backend::choose_to_next,
+// sampling). take_token() returns the launched forwards' tokens in order. A
+// token's position holds Backend::kNextToken in tokens() until it is
+// taken. Where take_token() gives Backend::kDeclined (the choice was not
+// settled by the largest logits), resample_declined(pick) takes back the
+// forwards launched after it, runs the declined forward's last token again
+// for its whole row of logits (the same values: the forward is
+// deterministic) and returns pick(row), the token the caller then has.
+// forward, forward_argmax and rewind need every launched token taken first.
 // Errors (trellis::Error): no tokens, or position()+n beyond the context;
-// launch_argmax_next before any launch; take_token with none to take; a
-// forward or rewind with launched tokens not yet taken.
+// launch_next before any launch; take_token with none to take;
+// resample_declined after anything but a declined take_token; a forward or
+// rewind with launched tokens not yet taken.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,6 +48,12 @@
 
 namespace trellis::model {
 
+// How a launched forward's next token is found (Session::launch).
+struct NextToken {
+  int count = 0;  // 0: the argmax; else choose from this many largest logits
+  Backend::TokenChoice choose;
+};
+
 class Session {
  public:
   Session(const Model& model, int64_t context, int64_t max_batch = 512);
@@ -48,9 +62,10 @@ class Session {
   int32_t forward_argmax(std::span<const int32_t> tokens);
   std::vector<TopLogit> forward_top(std::span<const int32_t> tokens, int count);
   std::span<const float> last_logits();
-  void launch_argmax(std::span<const int32_t> tokens);
-  void launch_argmax_next();
+  void launch(std::span<const int32_t> tokens, const NextToken& next = {});
+  void launch_next(const NextToken& next = {});
   int32_t take_token();
+  int32_t resample_declined(const std::function<int32_t(std::span<const float>)>& pick);
   void rewind(int64_t position);
 
   int64_t position() const { return int64_t(tokens_.size()); }
@@ -75,11 +90,18 @@ class Session {
   std::vector<int32_t> tokens_;
   std::vector<float> host_logits_;
   Act last_row_;  // forward_top's logits row, on the backend (empty when the newest forward was another kind)
+  void queue_next(const Act& row, const NextToken& next);
   // Launched forwards whose tokens are not yet taken, oldest first: the
-  // position that each one's input token holds as kNextToken (-1: its
-  // inputs came from the host). The newest taken token, once there is one.
-  std::deque<int64_t> launched_;
+  // position that its input token holds as kNextToken (-1: its inputs came
+  // from the host), and the position of its last input token.
+  struct Launched {
+    int64_t placeholder, last_input;
+  };
+  std::deque<Launched> launched_;
+  // The newest taken token, once there is one; the last input position of
+  // the forward whose token take_token() just declined.
   std::optional<int32_t> last_taken_;
+  std::optional<int64_t> declined_;
 };
 
 }  // namespace trellis::model

@@ -12,6 +12,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -158,30 +159,53 @@ TopLogit top_logit_of(uint64_t key) {
   return {int32_t(0xffffffffu - uint32_t(key)), logit};
 }
 
-// Pipelined greedy decoding's tokens on their way to the host: per slot a
-// pinned int32 and the event after its copy; slots are used in turn, at most
+// Pipelined decoding's tokens on their way to the host: per slot a pinned
+// int32 and the event after it is written; slots are used in turn, at most
 // kSlots − 1 of them (and of the steps' parameter slots) waiting at once.
+// A choose_to_next slot also holds its choice (Choice): the pinned keys of
+// the top logits copied back, and the pinned token the next step uploads.
 class TokenQueue {
  public:
   static constexpr int kSlots = StepGraphs::kParamSlots;
+  struct Choice {
+    Backend::TokenChoice choose;
+    int count = 0;
+    int64_t vocab = 0;
+    uint64_t* keys = nullptr;   // pinned [kTopLogitsMaxCount]: top_logits.cu keys
+    int32_t* token = nullptr;   // pinned: what take_token() returns
+    int32_t* upload = nullptr;  // pinned: the next step's token
+  };
   TokenQueue() {
-    check_cuda(cudaMallocHost(&host_, kSlots * sizeof(int32_t)), "cudaMallocHost (token queue)");
+    check_cuda(cudaMallocHost(&pinned_, kSlots * (kTopLogitsMaxCount * sizeof(uint64_t) + 2 * sizeof(int32_t))),
+               "cudaMallocHost (token queue)");
+    auto* keys = static_cast<uint64_t*>(pinned_);
+    host_ = reinterpret_cast<int32_t*>(keys + kSlots * kTopLogitsMaxCount);
+    for (int s = 0; s < kSlots; ++s) {
+      choices_[s].keys = keys + s * kTopLogitsMaxCount;
+      choices_[s].token = host_ + s;
+      choices_[s].upload = host_ + kSlots + s;
+    }
     for (cudaEvent_t& e : ready_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (token queue)");
   }
   ~TokenQueue() {
     for (cudaEvent_t e : ready_) cudaEventDestroy(e);
-    cudaFreeHost(host_);
+    cudaFreeHost(pinned_);
   }
   TokenQueue(const TokenQueue&) = delete;
   TokenQueue& operator=(const TokenQueue&) = delete;
   bool full() const { return int(queued_.size()) == kSlots - 1; }
   bool empty() const { return queued_.empty(); }
-  // The next slot, queued: its pinned int and its event.
-  std::pair<int32_t*, cudaEvent_t> push(bool step) {
+  struct Slot {
+    int32_t* host;
+    cudaEvent_t ready;
+    Choice* choice;
+  };
+  // The next slot, queued.
+  Slot push(bool step) {
     const int s = next_;
     next_ = (next_ + 1) % kSlots;
     queued_.push_back({s, step});
-    return {host_ + s, ready_[s]};
+    return {host_ + s, ready_[s], choices_ + s};
   }
   struct Taken {
     int32_t* host;
@@ -195,11 +219,40 @@ class TokenQueue {
   }
 
  private:
-  int32_t* host_ = nullptr;
+  void* pinned_ = nullptr;
+  int32_t* host_ = nullptr;  // [kSlots] tokens, then [kSlots] uploads
+  Choice choices_[kSlots];
   cudaEvent_t ready_[kSlots] = {};
   std::deque<std::pair<int, bool>> queued_;
   int next_ = 0;
 };
+
+// A choice's outcome: what take_token() returns (kDeclined also for an id
+// outside the row) and the next step's token (0 for kDeclined).
+void settle_choice(TokenQueue::Choice& c, int32_t token) {
+  if (token < 0 || token >= c.vocab) token = Backend::kDeclined;
+  *c.upload = token == Backend::kDeclined ? 0 : token;
+  std::atomic_ref<int32_t>(*c.token).store(token, std::memory_order_release);
+}
+
+// The choice on the keys copied back (a host function in the stream's
+// order). A choice that throws declines: the host then samples the whole
+// row, where the same error shows on the caller's thread.
+void CUDART_CB run_choice(void* data) {
+  auto& c = *static_cast<TokenQueue::Choice*>(data);
+  int32_t token = Backend::kDeclined;
+  try {
+    std::vector<TopLogit> top;
+    if (c.keys[0] != ~uint64_t(0)) {  // all ones: a NaN in the row, no entries
+      top.resize(size_t(c.count));
+      for (int i = 0; i < c.count; ++i) top[size_t(i)] = top_logit_of(c.keys[i]);
+    }
+    token = c.choose(top);
+  } catch (...) {
+    token = Backend::kDeclined;
+  }
+  settle_choice(c, token);
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -268,7 +321,7 @@ class CudaBackend final : public Backend {
     require(out.rows == int64_t(ids.size()) && out.cols == e.hidden && out.elem_bytes == 4, "embed", "output shape");
     // kNextToken: the token the last argmax_to_next left in steps_.device_token().
     const bool next = ids.size() == 1 && ids[0] == kNextToken;
-    require(!next || next_token_written_, "embed", "the next token comes from an earlier argmax_to_next, and there was none");
+    require(!next || next_token_written_, "embed", "the next token comes from an earlier argmax_to_next or choose_to_next, and there was none");
     for (const int32_t id : ids)
       require(next || (id >= 0 && id < e.vocab), "embed",
               "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(e.vocab) + ")");
@@ -597,12 +650,8 @@ class CudaBackend final : public Backend {
   // step like argmax; rows the kernels do not serve take the default.
   std::vector<TopLogit> top_logits(const Act& x, int count) override {
     if (!top_logits_serves(x.cols, count)) return Backend::top_logits(x, count);
-    const TopLogitsScratch s = top_.scratch();
-    submit(x.rows, {15, word(x.data), uint64_t(x.cols), uint64_t(count)}, -1, [=, this](Pos) {
-      timed(profiler_.get(), "top_logits", "top_logits",
-            [&] { launch_top_logit_keys(f32(x), x.cols, count, s, stream_.get()); });
-    });
-    end_forward(top_.host(), s.keys, size_t(count) * sizeof(uint64_t), "top logits");
+    submit_top_logits(x, count);
+    end_forward(top_.host(), top_.scratch().keys, size_t(count) * sizeof(uint64_t), "top logits");
     if (top_.host()[0] == ~uint64_t(0)) return {};  // a NaN in the row
     std::vector<TopLogit> top(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) top[size_t(i)] = top_logit_of(top_.host()[i]);
@@ -620,21 +669,54 @@ class CudaBackend final : public Backend {
     int32_t* slot = steps_.device_token();
     submit_argmax("argmax_to_next", x, slot);
     next_token_written_ = true;
-    const auto [host, ready] = tokens_.push(steps_.recording() && !profiler_);
-    if (profiler_) return end_forward(host, slot, sizeof(int32_t), "token id");
+    const TokenQueue::Slot queued = tokens_.push(steps_.recording() && !profiler_);
+    if (profiler_) return end_forward(queued.host, slot, sizeof(int32_t), "token id");
     if (steps_.recording()) steps_.finish(epoch());
-    check_cuda(cudaMemcpyAsync(host, slot, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_.get()),
+    check_cuda(cudaMemcpyAsync(queued.host, slot, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_.get()),
                "cudaMemcpyAsync (token)");
-    check_cuda(cudaEventRecord(ready, stream_.get()), "cudaEventRecord (token)");
+    check_cuda(cudaEventRecord(queued.ready, stream_.get()), "cudaEventRecord (token)");
+  }
+
+  // The top logits' keys come back and a host function in the stream runs
+  // the choice (run_choice); the token it settles goes up to
+  // steps_.device_token() behind it, and the slot's event follows. So the
+  // next step, launched before the choice is made, takes the token on the
+  // device. Under the profiler, or for counts the kernels do not serve, the
+  // choice runs here after the forward ends (top_logits), then the upload.
+  void choose_to_next(const Act& x, int count, TokenChoice choose) override {
+    require(!tokens_.full(), "choose_to_next",
+            "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
+    const bool on_device = !profiler_ && top_logits_serves(x.cols, count);
+    std::vector<TopLogit> here;
+    if (on_device) submit_top_logits(x, count);
+    else here = top_logits(x, count);
+    const TokenQueue::Slot slot = tokens_.push(on_device && steps_.recording());
+    TokenQueue::Choice& c = *slot.choice;
+    c.choose = std::move(choose);
+    c.count = count;
+    c.vocab = x.cols;
+    if (on_device) {
+      if (steps_.recording()) steps_.finish(epoch());
+      check_cuda(cudaMemcpyAsync(c.keys, top_.scratch().keys, size_t(count) * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                                 stream_.get()),
+                 "cudaMemcpyAsync (top logits)");
+      check_cuda(cudaLaunchHostFunc(stream_.get(), run_choice, &c), "cudaLaunchHostFunc (token choice)");
+    } else {
+      settle_choice(c, c.choose(here));
+    }
+    check_cuda(cudaMemcpyAsync(steps_.device_token(), c.upload, sizeof(int32_t), cudaMemcpyHostToDevice, stream_.get()),
+               "cudaMemcpyAsync (chosen token)");
+    check_cuda(cudaEventRecord(slot.ready, stream_.get()), "cudaEventRecord (token)");
+    next_token_written_ = true;
   }
 
   int32_t take_token() override {
-    require(!tokens_.empty(), "take_token", "no token is queued (argmax_to_next queues one)");
+    require(!tokens_.empty(), "take_token", "no token is queued (argmax_to_next or choose_to_next queues one)");
     const TokenQueue::Taken t = tokens_.pop();
     const auto t0 = std::chrono::steady_clock::now();
     check_cuda(cudaEventSynchronize(t.ready), "cudaEventSynchronize (token)");
     if (t.step) steps_.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return *t.host;
+    return std::atomic_ref<int32_t>(*t.host).load(std::memory_order_acquire);
   }
 
   const CudaGraphStats& graph_stats() const { return steps_.stats(); }
@@ -648,6 +730,16 @@ class CudaBackend final : public Backend {
     submit(x.rows, {14, word(x.data), uint64_t(x.cols), word(answer)}, -1, [=, this](Pos) {
       timed(profiler_.get(), "argmax", "argmax",
             [&] { launch_argmax(f32(x), x.cols, argmax_.scratch(), answer, stream_.get()); });
+    });
+  }
+
+  // The top_logits.cu keys of x's row 0 into top_.scratch().keys, recorded
+  // into the current one-token step or launched now.
+  void submit_top_logits(const Act& x, int count) {
+    const TopLogitsScratch s = top_.scratch();
+    submit(x.rows, {15, word(x.data), uint64_t(x.cols), uint64_t(count)}, -1, [=, this](Pos) {
+      timed(profiler_.get(), "top_logits", "top_logits",
+            [&] { launch_top_logit_keys(f32(x), x.cols, count, s, stream_.get()); });
     });
   }
 

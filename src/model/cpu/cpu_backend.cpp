@@ -103,7 +103,7 @@ class CpuBackend final : public Backend {
     const auto& table = *static_cast<const CpuEmbedding&>(e).table;
     require(out.rows == int64_t(ids.size()) && out.cols == e.hidden, "embed", "output shape");
     const bool next = ids.size() == 1 && ids[0] == kNextToken;
-    require(!next || next_token_, "embed", "the next token comes from an earlier argmax_to_next, and there was none");
+    require(!next || next_token_, "embed", "the next token comes from an earlier argmax_to_next or choose_to_next, and there was none");
     for (size_t m = 0; m < ids.size(); ++m) {
       const int32_t id = next ? *next_token_ : ids[m];
       require(id >= 0 && id < e.vocab, "embed",
@@ -154,16 +154,22 @@ class CpuBackend final : public Backend {
     next_token_ = argmax(x);
     queued_.push_back(*next_token_);
   }
+  void choose_to_next(const Act& x, int count, TokenChoice choose) override {
+    int32_t t = choose(top_logits(x, count));
+    if (t < 0 || t >= x.cols) t = kDeclined;
+    next_token_ = t == kDeclined ? 0 : t;
+    queued_.push_back(t);
+  }
   int32_t take_token() override {
-    require(!queued_.empty(), "take_token", "no token is queued (argmax_to_next queues one)");
+    require(!queued_.empty(), "take_token", "no token is queued (argmax_to_next or choose_to_next queues one)");
     const int32_t t = queued_.front();
     queued_.pop_front();
     return t;
   }
 
  private:
-  std::optional<int32_t> next_token_;  // the last argmax_to_next's token
-  std::deque<int32_t> queued_;         // argmax_to_next's tokens not yet taken
+  std::optional<int32_t> next_token_;  // the last argmax_to_next's or choose_to_next's token
+  std::deque<int32_t> queued_;         // their tokens not yet taken
   cpu::ThreadPool pool_;
 };
 

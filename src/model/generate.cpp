@@ -39,8 +39,10 @@ GenerationStats generate_pipelined(Session& session, std::span<const int32_t> pr
     if (greedy) return {};
     const double u = sampler.draw();
     drawn.push_back(u);
-    return {count, [&sampler, u](std::span<const TopLogit> top) {
-              const std::optional<int32_t> id = sampler.sample_top(top, u);
+    // The choice holds a copy of the parameters: it may run on another
+    // thread, after this function has returned (an exception).
+    return {count, [params = sampler.params(), u](std::span<const TopLogit> top) {
+              const std::optional<int32_t> id = sample_top(params, top, u);
               return id ? *id : Backend::kDeclined;
             }};
   };

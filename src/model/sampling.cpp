@@ -188,6 +188,37 @@ void keep_min_p(std::vector<Candidate>& c, float min_p) {
   renormalize(c);
 }
 
+namespace {
+
+// Temperature above 0, no repetition penalty, 0 < top_k <= kMaxTopK.
+bool top_k_decides(const SamplingParams& p) {
+  return p.temperature > 0.0f && p.repeat_penalty == 1.0f && p.top_k > 0 && p.top_k <= Sampler::kMaxTopK;
+}
+
+// Steps 4–6 on the candidates of step 3, with the draw u.
+int32_t pick(const SamplingParams& p, std::vector<Candidate> c, double u) {
+  keep_top_p(c, p.top_p);
+  keep_min_p(c, p.min_p);
+  double cumulative = 0;
+  for (const auto& x : c)
+    if ((cumulative += x.prob) > u) return x.id;
+  return c.back().id;
+}
+
+// Step 3 from the largest logits, where they settle it.
+std::optional<std::vector<Candidate>> top_candidates(const SamplingParams& p, std::span<const TopLogit> largest) {
+  if (!top_k_decides(p)) return std::nullopt;
+  return top_k_candidates(largest, p.temperature, p.top_k);
+}
+
+}  // namespace
+
+std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const TopLogit> largest, double u) {
+  auto c = top_candidates(params, largest);
+  if (!c) return std::nullopt;
+  return pick(params, std::move(*c), u);
+}
+
 double Sampler::draw() {
   if (const std::optional<double> u = std::exchange(given_back_, std::nullopt)) return *u;
   return double(rng_() >> 11) * 0x1.0p-53;
@@ -201,45 +232,21 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> histor
   apply_repetition_penalty(logits, history, params_.repeat_penalty, params_.repeat_last_n);
   if (params_.temperature <= 0.0f) return argmax(logits);
   const bool top_k = params_.top_k > 0 && size_t(params_.top_k) < logits.size();
-  return pick(top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
+  return pick(params_,
+              top_k ? top_k_candidates(logits, params_.temperature, params_.top_k)
                     : leading_candidates(logits, params_.temperature, params_.top_p, params_.min_p),
               u);
 }
 
-bool Sampler::top_k_decides() const {
-  return params_.temperature > 0.0f && params_.repeat_penalty == 1.0f && params_.top_k > 0 &&
-         params_.top_k <= kMaxTopK;
-}
-
 int Sampler::top_count(int64_t vocab) const {
   const int count = params_.top_k + kTopMargin;
-  return top_k_decides() && count < vocab ? count : 0;
-}
-
-std::optional<std::vector<Candidate>> Sampler::top_candidates(std::span<const TopLogit> largest) const {
-  if (!top_k_decides()) return std::nullopt;
-  return top_k_candidates(largest, params_.temperature, params_.top_k);
+  return top_k_decides(params_) && count < vocab ? count : 0;
 }
 
 std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
-  auto c = top_candidates(largest);
+  auto c = top_candidates(params_, largest);
   if (!c) return std::nullopt;
-  return pick(std::move(*c), draw());
-}
-
-std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest, double u) const {
-  auto c = top_candidates(largest);
-  if (!c) return std::nullopt;
-  return pick(std::move(*c), u);
-}
-
-int32_t Sampler::pick(std::vector<Candidate> c, double u) const {
-  keep_top_p(c, params_.top_p);
-  keep_min_p(c, params_.min_p);
-  double cumulative = 0;
-  for (const auto& x : c)
-    if ((cumulative += x.prob) > u) return x.id;
-  return c.back().id;
+  return pick(params_, std::move(*c), draw());
 }
 
 }  // namespace trellis::model

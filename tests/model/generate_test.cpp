@@ -200,8 +200,8 @@ TEST(GenerateSampled, DeclinedChoiceIsSampledFromTheRow) {
   model::Session s(test::fixture_model(), 256);
   const int count = sampler.top_count(s.vocab());
   const auto choice = [&](double u, bool decline) {
-    return model::NextToken{count, [&sampler, u, decline](std::span<const model::TopLogit> top) {
-                                       const auto id = sampler.sample_top(top, u);
+    return model::NextToken{count, [params = sampler.params(), u, decline](std::span<const model::TopLogit> top) {
+                                       const auto id = model::sample_top(params, top, u);
                                        return id && !decline ? *id : model::Backend::kDeclined;
                                      }};
   };

@@ -65,6 +65,10 @@ std::vector<Candidate> leading_candidates(std::span<const float> logits, float t
 void keep_top_p(std::vector<Candidate>& c, float top_p);
 void keep_min_p(std::vector<Candidate>& c, float min_p);
 
+// Sampler::sample_top's choice with the draw u given: nothing of a
+// sampler's state but its parameters, so it may run on any thread.
+std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const TopLogit> largest, double u);
+
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
@@ -83,23 +87,17 @@ class Sampler {
   // sample(row) from largest_logits(row, top_count(...)), or nullopt where
   // they do not settle it (then the RNG is untouched).
   std::optional<int32_t> sample_top(std::span<const TopLogit> largest);
-  // The same with the draw of step 6 given: draw() is the one sample() and
-  // sample_top() take next, so that a pipelined caller can take the draws
-  // in the tokens' order and choose elsewhere (these are const: no state
-  // changes, safe on another thread). give_back(u) returns the newest draw
-  // unused: the next draw is u again.
+  // The draw of step 6 that sample() and sample_top() take next, so that a
+  // pipelined caller can take the draws in the tokens' order and choose
+  // elsewhere (sample() with a draw, below, and model::sample_top);
+  // give_back(u) returns the newest draw unused: the next draw is u again.
   double draw();
   void give_back(double u) { given_back_ = u; }
+  // sample() with the draw u (const: the RNG untouched).
   int32_t sample(std::span<float> logits, std::span<const int32_t> history, double u) const;
-  std::optional<int32_t> sample_top(std::span<const TopLogit> largest, double u) const;
+  const SamplingParams& params() const { return params_; }
 
  private:
-  // Temperature above 0, no repetition penalty, 0 < top_k <= kMaxTopK.
-  bool top_k_decides() const;
-  // Step 3 from the largest logits, where they settle it.
-  std::optional<std::vector<Candidate>> top_candidates(std::span<const TopLogit> largest) const;
-  // Steps 4–6 on the candidates of step 3, with the draw u.
-  int32_t pick(std::vector<Candidate> c, double u) const;
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::optional<double> given_back_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trellis/model/device.hpp"
+#include "support/sampled_rows.hpp"
 #include "trellis/model/backend.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/sampling.hpp"
@@ -91,24 +92,6 @@ TEST(CudaModelParity, GreedyReproducesTransformers) {
 // Sampled generation with top-k (trellis run's defaults), where only the
 // largest logits come back from the GPU, draws the tokens that the sampler
 // draws from each step's whole row of logits with the same seed.
-// The reference: each token sampled from its forward's whole row.
-std::vector<int32_t> sampled_rows(const model::Model& m, std::span<const int32_t> prompt,
-                                  const model::SamplingParams& params, int64_t n) {
-  model::Session stepped(m, 256);
-  model::Sampler whole(params);
-  std::vector<int32_t> want;
-  std::vector<float> logits;
-  std::span<const int32_t> input = prompt;
-  int32_t id = 0;
-  while (int64_t(want.size()) < n) {
-    const auto row = stepped.forward(input);
-    logits.assign(row.begin(), row.end());
-    want.push_back(id = whole.sample(logits, stepped.tokens()));
-    input = std::span(&id, 1);
-  }
-  return want;
-}
-
 // Pipelined (Backend::choose_to_next: the choice in a host function in the
 // stream), with CUDA graphs and without.
 TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
@@ -117,7 +100,7 @@ TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
   const auto prompt = ref["prompt_ids"].get<std::vector<int32_t>>();
   const model::SamplingParams params{.seed = 7};
   const int64_t n = 48;
-  const auto want = sampled_rows(cuda_fixture(), prompt, params, n);
+  const auto want = test::sampled_rows(cuda_fixture(), prompt, params, n);
   for (const bool graphs : {true, false}) {
     model::Session generated(cuda_fixture(graphs), 256);
     model::Sampler sampler(params);
@@ -135,7 +118,7 @@ TEST(CudaModelParity, SampledGenerationTakesBackAndResamples) {
   TRELLIS_REQUIRE_GPU();
   const auto prompt = test::reference_json()["prompt_ids"].get<std::vector<int32_t>>();
   const model::SamplingParams params{.seed = 5};
-  const auto want = sampled_rows(cuda_fixture(), prompt, params, 12);
+  const auto want = test::sampled_rows(cuda_fixture(), prompt, params, 12);
   {
     model::Session s(cuda_fixture(), 256);
     model::Sampler sampler(params);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "support/sampled_rows.hpp"
 #include "trellis/model/backend.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/runner.hpp"
@@ -144,23 +145,6 @@ TEST(Generate, LaunchedForwardsGiveForwardArgmaxTokens) {
   EXPECT_EQ(s.tokens(), std::vector<int32_t>(greedy_ids.begin(), greedy_ids.begin() + 6));
 }
 
-// The reference: each token sampled from its forward's whole row.
-std::vector<int32_t> sampled_rows(std::span<const int32_t> prompt, const model::SamplingParams& params, int64_t n) {
-  model::Session s(test::fixture_model(), 256);
-  model::Sampler sampler(params);
-  std::vector<int32_t> out;
-  std::vector<float> logits;
-  std::span<const int32_t> input = prompt;
-  int32_t id = 0;
-  while (int64_t(out.size()) < n) {
-    const auto row = s.forward(input);
-    logits.assign(row.begin(), row.end());
-    out.push_back(id = sampler.sample(logits, s.tokens()));
-    input = std::span(&id, 1);
-  }
-  return out;
-}
-
 TEST(GenerateSampled, PipelinedSamplingIsSamplingEachRow) {
   const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
   const model::SamplingParams params{.seed = 11};
@@ -169,7 +153,7 @@ TEST(GenerateSampled, PipelinedSamplingIsSamplingEachRow) {
   ASSERT_GT(sampler.top_count(s.vocab()), 0);
   std::vector<int32_t> got;
   const auto stats = model::generate(s, prompt, 40, sampler, {}, [&](int32_t id) { return got.push_back(id), true; });
-  EXPECT_EQ(got, sampled_rows(prompt, params, 40));
+  EXPECT_EQ(got, test::sampled_rows(test::fixture_model(), prompt, params, 40));
   EXPECT_EQ(stats.decode_steps, 39);
 }
 
@@ -178,7 +162,7 @@ TEST(GenerateSampled, PipelinedSamplingIsSamplingEachRow) {
 TEST(GenerateSampled, StopAndContinueIsOneRun) {
   const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
   const model::SamplingParams params{.seed = 5};
-  const auto want = sampled_rows(prompt, params, 12);
+  const auto want = test::sampled_rows(test::fixture_model(), prompt, params, 12);
   model::Session s(test::fixture_model(), 256);
   model::Sampler sampler(params);
   std::vector<int32_t> got;
@@ -195,7 +179,7 @@ TEST(GenerateSampled, StopAndContinueIsOneRun) {
 TEST(GenerateSampled, DeclinedChoiceIsSampledFromTheRow) {
   const auto prompt = test::fixture_reference()["prompt_ids"].get<std::vector<int32_t>>();
   const model::SamplingParams params{.seed = 3};
-  const auto want = sampled_rows(prompt, params, 3);
+  const auto want = test::sampled_rows(test::fixture_model(), prompt, params, 3);
   model::Sampler sampler(params);
   model::Session s(test::fixture_model(), 256);
   const int count = sampler.top_count(s.vocab());

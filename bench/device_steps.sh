@@ -13,6 +13,13 @@
 #                       writes a line per run to LOG (and $LOG when set):
 #                       "arm=ARM run R exit E: <the last line of its stderr>"
 #                       (bench/runtime_turns.py reads them)
+#   overlay DIR         copies DIR's files (a variant: replacement files at
+#                       their paths in the repository) over the tree, keeping
+#                       each original, and notes them in $B/.overlaid (the
+#                       build directory's record of files a variant touched)
+#   restore             puts the originals back (with a new modification
+#                       time, so the next build recompiles what the variant
+#                       changed) and removes the files a variant added
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/trellis-out}
 mkdir -p "$OUT"
@@ -53,4 +60,21 @@ turns() {
       echo "arm=$arm run $r exit $rc: $(tail -1 "/tmp/turn_$arm.txt")" | tee -a "$log" ${LOG:+"$LOG"}
     done
   done
+}
+
+overlay_saved=$(mktemp -d)
+overlay() {
+  local dir=$1 f
+  while IFS= read -r f; do
+    echo "$f" >>"$B/.overlaid"
+    mkdir -p "$overlay_saved/$(dirname "$f")"
+    if [[ -e $f ]]; then cp -p "$f" "$overlay_saved/$f"; else echo "$f" >>"$overlay_saved/.created"; fi
+    mkdir -p "$(dirname "$f")" && cp "$dir/$f" "$f"
+  done < <(cd "$dir" && find . -type f | sed 's|^\./||')
+}
+restore() {
+  local f
+  while IFS= read -r f; do cp "$overlay_saved/$f" "$f"; done < <(cd "$overlay_saved" && find . -type f ! -name .created | sed 's|^\./||')
+  [[ -f $overlay_saved/.created ]] && xargs rm -f <"$overlay_saved/.created"
+  rm -rf "$overlay_saved" && mkdir -p "$overlay_saved"
 }

@@ -41,26 +41,7 @@ B=build/variants
 bins=/tmp/variant-bins
 LOG=$OUT/variants_build.log
 t_start=$(date +%s)
-saved=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/variants.txt"
-
-# Copies a variant's files over the tree, keeping each original (or noting that there was none).
-overlay() {
-  local dir=$1 f
-  while IFS= read -r f; do
-    echo "$f" >>"$B/.overlaid"
-    mkdir -p "$saved/$(dirname "$f")"
-    if [[ -e $f ]]; then cp -p "$f" "$saved/$f"; else echo "$f" >>"$saved/.created"; fi
-    mkdir -p "$(dirname "$f")" && cp "$dir/$f" "$f"
-  done < <(cd "$dir" && find . -type f | sed 's|^\./||')
-}
-restore() {
-  local f
-  # Put back with a new modification time, so the next build recompiles what the variant changed.
-  while IFS= read -r f; do cp "$saved/$f" "$f"; done < <(cd "$saved" && find . -type f ! -name .created | sed 's|^\./||')
-  [[ -f $saved/.created ]] && xargs rm -f <"$saved/.created"
-  rm -rf "$saved" && mkdir -p "$saved"
-}
 trap restore EXIT
 
 targets=(test_trellis_forms trellis_kernels_bench)

@@ -20,7 +20,10 @@
 #            h200_runtime_coded_head.json
 #   sampled  (after bench) the same run greedy and with trellis run's default
 #            sampling (--seed 1), taking turns, SAMPLED_RUNS (default 3) each:
-#            h200_runtime_sampled_ab.json
+#            h200_runtime_sampled_ab.json; with SAMPLED_BASE=DIR (a variant
+#            directory, as bench/kernel_variants.sh takes: the files of the
+#            build to compare with) also that build's sampled run, built
+#            here by overlaying DIR on the tree (arm sampled_base)
 #   profile  (after bench) the same prompt with 64 tokens generated under
 #            TRELLIS_PROFILE (every op timed on the GPU)
 #   kernels  (after bench) the same prompt and 4 generated tokens, eager, under
@@ -55,7 +58,12 @@ cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
   >>"$LOG" 2>&1 || grep -E "error|FAILED" "$LOG" | head -30
 [[ -x $B/trellis ]] || exit 1
 # The timed run: trellis run on MODEL (/tmp/MODEL) with the 512-token prompt, 256 tokens generated, then ARGS.
-run512() { local model=$1; shift; timeout 60 $B/trellis run -m /tmp/$model --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 "$@"; }
+# TRELLIS_BIN: another build's binary.
+run512() {
+  local model=$1
+  shift
+  timeout 60 "${TRELLIS_BIN:-$B/trellis}" run -m /tmp/$model --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 "$@"
+}
 echo "build done ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
 
 synth_pid=
@@ -182,11 +190,25 @@ if has sampled; then
   export CUDA_MODULE_LOADING=EAGER
   turn_greedy() { run512 q14 --temp 0; }
   turn_sampled() { run512 q14 --seed 1; }
-  turns /tmp/sampled_turns.txt "${SAMPLED_RUNS:-3}" greedy sampled
+  arms=(greedy sampled)
+  arm_notes=()
+  if [[ -n ${SAMPLED_BASE:-} ]]; then
+    trap restore EXIT
+    overlay "$SAMPLED_BASE"
+    cmake --build $B -j 16 --target trellis >>"$LOG" 2>&1 && cp $B/trellis /tmp/trellis-sampled-base
+    echo "sampled: base build ($SAMPLED_BASE) exit $?" | tee -a "$LOG"
+    restore
+    cmake --build $B -j 16 --target trellis >>"$LOG" 2>&1 || { echo "sampled: rebuild after the base failed"; exit 1; }
+    turn_sampled_base() { TRELLIS_BIN=/tmp/trellis-sampled-base run512 q14 --seed 1; }
+    arms+=(sampled_base)
+    arm_notes=("sampled_base=--seed 1 on the build with $SAMPLED_BASE overlaid")
+  fi
+  turns /tmp/sampled_turns.txt "${SAMPLED_RUNS:-3}" "${arms[@]}"
   python3 bench/runtime_turns.py /tmp/sampled_turns.txt "$OUT/h200_runtime_sampled_ab.json" runtime_sampled_ab \
     "trellis run -m (trellis synth --like qwen3-14b --bits 3) --device cuda -n 256, 512-token prompt, CUDA graphs; \
-greedy and sampled taking turns" \
-    "greedy=--temp 0" "sampled=--seed 1 (trellis run's default sampling: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05)"
+${arms[*]} taking turns" \
+    "greedy=--temp 0" "sampled=--seed 1 (trellis run's default sampling: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05)" \
+    "${arm_notes[@]}"
 fi
 if has profile; then
   # Where a decode step's and the prompt's GPU time goes: every op timed by CUDA events (after a warm-up).

@@ -103,7 +103,7 @@ std::span<const float> Session::last_logits() {
 }
 
 void Session::queue_next(const Act& row, const NextToken& next) {
-  if (next.count > 0) model_->backend().choose_to_next(row, next.count, next.choose);
+  if (next.count > 0) model_->backend().choose_to_next(row, next.count, next.params, next.u);
   else model_->backend().argmax_to_next(row);
 }
 

@@ -25,9 +25,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // is taken back: its token discarded and its position rewound. So the
 // device runs one forward while the host reports the last token and
 // prepares the next. Sampling: each launched forward's choice
-// (Sampler::sample_top) gets its own draw, taken in launch order; a forward
-// taken back gives its draw back to the sampler, so the n-th token takes
-// the n-th draw, as the synchronous loop's would. A declined choice is
+// (choose_from_top, on the device where the backend has one) gets its own
+// draw, taken in launch order; a forward taken back gives its draw back to
+// the sampler, so the n-th token takes the n-th draw, as the synchronous
+// loop's would. A declined choice is
 // sampled from the whole row (Session::resample_declined) with its draw.
 GenerationStats generate_pipelined(Session& session, std::span<const int32_t> prompt, int64_t max_new,
                                    Sampler& sampler, std::span<const int32_t> stop_ids,
@@ -39,12 +40,7 @@ GenerationStats generate_pipelined(Session& session, std::span<const int32_t> pr
     if (greedy) return {};
     const double u = sampler.draw();
     drawn.push_back(u);
-    // The choice holds a copy of the parameters: it may run on another
-    // thread, after this function has returned (an exception).
-    return {count, [params = sampler.params(), u](std::span<const TopLogit> top) {
-              const std::optional<int32_t> id = sample_top(params, top, u);
-              return id ? *id : Backend::kDeclined;
-            }};
+    return {count, top_choice_params(sampler.params()), u};
   };
   // The oldest launched forward's draw, now that its token is taken.
   const auto take_draw = [&] {

@@ -9,18 +9,6 @@
 #include <unordered_set>
 
 namespace trellis::model {
-namespace {
-
-void renormalize(std::vector<Candidate>& c) {
-  double total = 0;
-  for (const auto& x : c) total += x.prob;
-  for (auto& x : c) x.prob = float(x.prob / total);
-}
-
-bool before(const Candidate& a, const Candidate& b) { return a.prob != b.prob ? a.prob > b.prob : a.id < b.id; }
-
-}  // namespace
-
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> history, float penalty, int last_n) {
   if (penalty == 1.0f) return;
   const size_t n = last_n > 0 ? std::min(history.size(), size_t(last_n)) : history.size();
@@ -54,7 +42,7 @@ int32_t argmax(std::span<const float> logits) {
 namespace {
 
 // first_scaled (top_logits.hpp) by temperature, as candidates: prob holds
-// the scaled logit, `before` is their order.
+// the scaled logit, candidate_before is their order.
 std::vector<Candidate> first_k(std::span<const float> logits, float temperature, size_t k) {
   std::vector<Candidate> c;
   c.reserve(k);
@@ -62,21 +50,21 @@ std::vector<Candidate> first_k(std::span<const float> logits, float temperature,
   return c;
 }
 
-// Every (id, logit / temperature) in `before` order, by a least-significant-
+// Every (id, logit / temperature) in candidate_before order, by a least-significant-
 // digit radix sort (16-bit digits) of 64-bit keys: the scaled logit's bits
 // mapped so that a larger value gives a smaller key (−0 taken as +0, which
-// `before` does not tell apart; a NaN after every number), then the id. That
-// is std::sort's order under `before`; on a 151936-entry vocabulary
+// candidate_before does not tell apart; a NaN after every number), then the id. That
+// is std::sort's order under candidate_before; on a 151936-entry vocabulary
 // top_k_candidates without top-k took 4.7 ms with it, where std::sort of the
 // candidates alone took 12.6 ms (bench/results/cpu_sampling.json). A digit
 // every key shares is skipped. Below 4096 candidates std::sort under
-// `before` (the radix sort's four passes over 2^16 counts cost more there).
+// candidate_before (the radix sort's four passes over 2^16 counts cost more there).
 std::vector<Candidate> all_sorted(std::span<const float> logits, float temperature) {
   const size_t n = logits.size();
   if (n < 4096) {
     std::vector<Candidate> c(n);
     for (size_t i = 0; i < n; ++i) c[i] = {int32_t(i), logits[i] / temperature};
-    std::sort(c.begin(), c.end(), before);
+    std::sort(c.begin(), c.end(), candidate_before);
     return c;
   }
   std::vector<uint64_t> keys(n), spare(n);
@@ -106,40 +94,27 @@ std::vector<Candidate> all_sorted(std::span<const float> logits, float temperatu
   return c;
 }
 
-// Candidates sorted by `before`, prob the scaled logit → probabilities (softmax).
-void to_probabilities(std::vector<Candidate>& c) {
-  const float top = c.front().prob;
-  for (auto& x : c) x.prob = std::exp(x.prob - top);
-  renormalize(c);
-}
-
 }  // namespace
 
 std::vector<Candidate> top_k_candidates(std::span<const float> logits, float temperature, int top_k) {
   std::vector<Candidate> c;
   if (top_k > 0 && size_t(top_k) < logits.size()) {
     c = first_k(logits, temperature, size_t(top_k));
-    std::sort(c.begin(), c.end(), before);
+    std::sort(c.begin(), c.end(), candidate_before);
   } else {
     c = all_sorted(logits, temperature);
   }
-  to_probabilities(c);
+  if (!c.empty()) to_probabilities(c.data(), int(c.size()));
   return c;
 }
 
 std::optional<std::vector<Candidate>> top_k_candidates(std::span<const TopLogit> largest, float temperature,
                                                        int top_k) {
-  if (top_k < 1 || largest.size() <= size_t(top_k)) return std::nullopt;
-  std::vector<Candidate> c;
-  c.reserve(largest.size());
-  for (const TopLogit& x : largest) c.push_back({x.id, x.logit / temperature});
-  std::sort(c.begin(), c.end(), before);
-  // An id outside `largest` has a logit ≤ the last one's, so after the
-  // division one ≤ last: below the k-th it cannot be among the first k.
-  const float last = largest.back().logit / temperature;
-  if (!(last < c[size_t(top_k) - 1].prob)) return std::nullopt;
-  c.resize(size_t(top_k));
-  to_probabilities(c);
+  std::vector<Candidate> c(largest.size());
+  const int n = top_candidates(largest.data(), int(largest.size()), temperature, top_k, c.data());
+  if (n == 0) return std::nullopt;
+  c.resize(size_t(n));
+  to_probabilities(c.data(), n);
   return c;
 }
 
@@ -164,7 +139,7 @@ std::vector<Candidate> leading_candidates(std::span<const float> logits, float t
   if (!std::isfinite(total)) return top_k_candidates(logits, temperature, 0);
   for (size_t k = 64; 4 * k < n; k *= 4) {
     std::vector<Candidate> c = first_k(logits, temperature, k);
-    std::sort(c.begin(), c.end(), before);
+    std::sort(c.begin(), c.end(), candidate_before);
     double mass = 0;
     for (auto& x : c) mass += (x.prob = float(std::exp(x.prob - top) / total));
     if ((top_p < 1.0f && mass >= top_p) || (min_p > 0.0f && c.back().prob < min_p * c.front().prob)) return c;
@@ -172,21 +147,9 @@ std::vector<Candidate> leading_candidates(std::span<const float> logits, float t
   return top_k_candidates(logits, temperature, 0);
 }
 
-void keep_top_p(std::vector<Candidate>& c, float top_p) {
-  if (top_p >= 1.0f) return;
-  double mass = 0;
-  size_t n = 0;
-  while (n < c.size() && (n == 0 || mass < top_p)) mass += c[n++].prob;
-  c.resize(n);
-  renormalize(c);
-}
+void keep_top_p(std::vector<Candidate>& c, float top_p) { c.resize(size_t(keep_top_p(c.data(), int(c.size()), top_p))); }
 
-void keep_min_p(std::vector<Candidate>& c, float min_p) {
-  if (min_p <= 0.0f) return;
-  const float floor = min_p * c.front().prob;
-  c.erase(std::remove_if(c.begin() + 1, c.end(), [floor](const Candidate& x) { return x.prob < floor; }), c.end());
-  renormalize(c);
-}
+void keep_min_p(std::vector<Candidate>& c, float min_p) { c.resize(size_t(keep_min_p(c.data(), int(c.size()), min_p))); }
 
 namespace {
 
@@ -197,26 +160,21 @@ bool top_k_decides(const SamplingParams& p) {
 
 // Steps 4–6 on the candidates of step 3, with the draw u.
 int32_t pick(const SamplingParams& p, std::vector<Candidate> c, double u) {
-  keep_top_p(c, p.top_p);
-  keep_min_p(c, p.min_p);
-  double cumulative = 0;
-  for (const auto& x : c)
-    if ((cumulative += x.prob) > u) return x.id;
-  return c.back().id;
-}
-
-// Step 3 from the largest logits, where they settle it.
-std::optional<std::vector<Candidate>> top_candidates(const SamplingParams& p, std::span<const TopLogit> largest) {
-  if (!top_k_decides(p)) return std::nullopt;
-  return top_k_candidates(largest, p.temperature, p.top_k);
+  int n = keep_top_p(c.data(), int(c.size()), p.top_p);
+  n = keep_min_p(c.data(), n, p.min_p);
+  return pick_candidate(c.data(), n, u);
 }
 
 }  // namespace
 
+TopChoiceParams top_choice_params(const SamplingParams& p) { return {p.temperature, p.top_k, p.top_p, p.min_p}; }
+
 std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const TopLogit> largest, double u) {
-  auto c = top_candidates(params, largest);
-  if (!c) return std::nullopt;
-  return pick(params, std::move(*c), u);
+  if (!top_k_decides(params)) return std::nullopt;
+  std::vector<Candidate> work(largest.size());
+  const int32_t id = choose_from_top(largest.data(), int(largest.size()), top_choice_params(params), u, work.data());
+  if (id == kChoiceDeclined) return std::nullopt;
+  return id;
 }
 
 double Sampler::draw() {
@@ -244,9 +202,10 @@ int Sampler::top_count(int64_t vocab) const {
 }
 
 std::optional<int32_t> Sampler::sample_top(std::span<const TopLogit> largest) {
-  auto c = top_candidates(params_, largest);
-  if (!c) return std::nullopt;
-  return pick(params_, std::move(*c), draw());
+  const double u = draw();
+  const std::optional<int32_t> id = model::sample_top(params_, largest, u);
+  if (!id) give_back(u);  // the RNG as it was
+  return id;
 }
 
 }  // namespace trellis::model

@@ -1,6 +1,7 @@
 // Each CUDA model op against the CPU backend (the reference) on random
 // inputs drawn fresh per run: greedy argmax (against model::argmax), the
-// largest logits (against model::largest_logits), RMSNorm
+// largest logits (against model::largest_logits), the sampling choice from
+// them (against model::sample_top, token for token), RMSNorm
 // (layer and per-head QK-norm, in place), RoPE at a far position, attention (a 2100-token prefill, then
 // decode calls of M = 1..8 query rows over the long cache, head_dim 64 and
 // 128, GQA with 4 and 5 query heads per kv head; 67 key tiles, so a decode
@@ -43,6 +44,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -166,6 +168,61 @@ TEST(CudaModelOps, TopLogitsAreTheLargestLogits) {
       }
     }
   }
+}
+
+// The choice kernel (Backend::choose_to_next) picks the host's token
+// (model::sample_top on largest_logits) for the same row, parameters and
+// draw, and declines where the host declines (a NaN in the row, no more
+// than top_k entries). Draws at the host's cumulative sums themselves (the
+// points where a last-place difference in a probability would change the
+// token) and at random.
+TEST(CudaModelOps, ChoiceOnTheDeviceIsTheHostChoice) {
+  TRELLIS_REQUIRE_GPU();
+  Backends b;
+  auto rng = fresh_rng("TopChoice");
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  int compared = 0, declined = 0;
+  for (const size_t n : {size_t(4097), size_t(151936)}) {
+    for (int variant = 0; variant < 6; ++variant) {
+      std::vector<float> v = normal(rng, n, variant % 2 ? 1.0f : 4.0f);
+      std::uniform_int_distribution<size_t> at(0, n - 1);
+      if (variant >= 2)
+        for (size_t i = 0; i < 60; ++i) v[at(rng)] = 8.0f + float(int(at(rng) % 5)) * 0.25f;  // ties at the top
+      if (variant == 5) v[at(rng)] = NAN;
+      model::ActBuffer x = b.gpu->alloc(1, int64_t(n));
+      cudaMemcpy(x.act.data, v.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+      for (int trial = 0; trial < 6; ++trial) {
+        model::SamplingParams sp;
+        sp.temperature = trial % 3 == 0 ? 0.7f : trial % 3 == 1 ? 1.0f : 2.0f;
+        sp.top_k = 1 + int(at(rng) % model::Sampler::kMaxTopK);
+        sp.top_p = trial % 2 ? 0.95f : 1.0f;
+        sp.min_p = trial % 4 < 2 ? 0.05f : 0.0f;
+        const model::TopChoiceParams params = model::top_choice_params(sp);
+        for (const bool short_count : {false, true}) {
+          const int count = short_count ? sp.top_k : sp.top_k + model::Sampler::kTopMargin;
+          const auto largest = model::largest_logits(v, size_t(count));
+          std::vector<double> draws = {0.0, uniform(rng), uniform(rng), 0x1.fffffffffffffp-1};
+          if (auto c = model::top_k_candidates(largest, sp.temperature, sp.top_k)) {
+            model::keep_top_p(*c, sp.top_p);
+            model::keep_min_p(*c, sp.min_p);
+            double cumulative = 0;
+            for (const auto& e : *c) draws.push_back(cumulative += e.prob);
+          }
+          for (const double u : draws) {
+            const std::optional<int32_t> want = model::sample_top(sp, largest, u);
+            b.gpu->choose_to_next(x.act, count, params, u);
+            const int32_t got = b.gpu->take_token();
+            ASSERT_EQ(got, want ? *want : model::Backend::kDeclined)
+                << "n " << n << ", variant " << variant << ", trial " << trial << ", count " << count << ", u "
+                << u;
+            ++(want ? compared : declined);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 500);
+  EXPECT_GT(declined, 50);
 }
 
 TEST(CudaModelOps, RmsNormLayerAndPerHeadInPlace) {

@@ -4,7 +4,7 @@
 // and incrementally (decode steps, CUDA graphs); greedy generation from
 // reference.json's prompt reproduces its greedy_ids; decode steps replayed
 // from CUDA graphs give the logits that eager steps give; sampled generation
-// from the largest logits (pipelined: the choice made in the stream) draws
+// from the largest logits (pipelined: the choice made by a kernel) draws
 // what sampling each whole row draws, across a stop and a continuation, and
 // a declined choice is sampled from its row.
 #include "model_cuda_fixture.hpp"
@@ -92,8 +92,8 @@ TEST(CudaModelParity, GreedyReproducesTransformers) {
 // Sampled generation with top-k (trellis run's defaults), where only the
 // largest logits come back from the GPU, draws the tokens that the sampler
 // draws from each step's whole row of logits with the same seed.
-// Pipelined (Backend::choose_to_next: the choice in a host function in the
-// stream), with CUDA graphs and without.
+// Pipelined (Backend::choose_to_next: the choice in a kernel after the top
+// logits'), with CUDA graphs and without.
 TEST(CudaModelParity, SampledGenerationFromTheLargestLogitsIsSamplingTheRow) {
   TRELLIS_REQUIRE_GPU();
   const auto ref = test::reference_json();
@@ -132,11 +132,9 @@ TEST(CudaModelParity, SampledGenerationTakesBackAndResamples) {
   model::Sampler sampler(params);
   model::Session s(cuda_fixture(), 256);
   const int count = sampler.top_count(s.vocab());
+  // A choice declines where no more than top_k of the largest logits come.
   const auto choice = [&](double u, bool decline) {
-    return model::NextToken{count, [params = sampler.params(), u, decline](std::span<const model::TopLogit> top) {
-                              const auto id = model::sample_top(params, top, u);
-                              return id && !decline ? *id : model::Backend::kDeclined;
-                            }};
+    return model::NextToken{decline ? params.top_k : count, model::top_choice_params(params), u};
   };
   const double u1 = sampler.draw(), u2 = sampler.draw(), u3 = sampler.draw();
   s.launch(prompt, choice(u1, false));

@@ -183,11 +183,9 @@ TEST(GenerateSampled, DeclinedChoiceIsSampledFromTheRow) {
   model::Sampler sampler(params);
   model::Session s(test::fixture_model(), 256);
   const int count = sampler.top_count(s.vocab());
+  // A choice declines where no more than top_k of the largest logits come.
   const auto choice = [&](double u, bool decline) {
-    return model::NextToken{count, [params = sampler.params(), u, decline](std::span<const model::TopLogit> top) {
-                                       const auto id = model::sample_top(params, top, u);
-                                       return id && !decline ? *id : model::Backend::kDeclined;
-                                     }};
+    return model::NextToken{decline ? params.top_k : count, model::top_choice_params(params), u};
   };
   const double u1 = sampler.draw();
   s.launch(prompt, choice(u1, false));

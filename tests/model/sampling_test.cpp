@@ -2,7 +2,8 @@
 // greedy ties (and the argmax against std::max_element on random logits with
 // NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, the
 // leading candidates against the whole list, seeded determinism of the draws,
-// and sampling from the largest logits against sampling from the whole row.
+// sampling from the largest logits against sampling from the whole row, and
+// the softmax's exp against std::exp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -315,6 +316,31 @@ TEST(Sampling, SampleTopIsSampleOnTheWholeRow) {
   }
   EXPECT_GT(settled, 1000);
   EXPECT_GT(declined, 0);
+}
+
+// The softmax's exp (top_choice.hpp, computed alike on the host and the
+// device): within one binary32 ulp of e^x over the range the candidates'
+// x − top takes, exact at 0, zero where e^x is under half the smallest
+// binary32, a NaN through.
+TEST(Sampling, SamplingExpIsWithinOneUlpOfExp) {
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE(test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> range(-110.0f, 0.0f);
+  int exact = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = i < 2000 ? -float(i) * 0.05f : range(rng);
+    const float got = model::sampling_exp(x);
+    const float want = float(std::exp(double(x)));
+    ASSERT_LE(std::fabs(got - want), std::nextafter(want, INFINITY) - want) << "x = " << x;
+    exact += got == want;
+  }
+  EXPECT_GT(exact, 199000);  // a binary64 evaluation, rounded once: nearly always the rounded e^x
+  EXPECT_EQ(model::sampling_exp(0.0f), 1.0f);
+  EXPECT_EQ(model::sampling_exp(-104.0f), 0.0f);
+  EXPECT_EQ(model::sampling_exp(-INFINITY), 0.0f);
+  EXPECT_GT(model::sampling_exp(-103.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(model::sampling_exp(NAN)));
 }
 
 TEST(Sampling, TopCountIsZeroWhereTheWholeRowDecides) {

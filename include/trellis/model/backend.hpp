@@ -86,7 +86,6 @@
 // nothing to reserve).
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -238,19 +237,17 @@ class Backend {
   static constexpr int32_t kNextToken = -1;
   virtual void argmax_to_next(const Act& x) = 0;
   virtual int32_t take_token() = 0;
-  // Pipelined sampling. choose_to_next(x, count, choose) is argmax_to_next
-  // for a token chosen on the host from top_logits(x, count): choose gets
-  // those entries and returns the token, or kDeclined where they do not
-  // settle it (or the id is not one of the row's: also kDeclined). The
-  // token (0 for kDeclined) is the next kNextToken embed's, and
-  // take_token() returns it (kDeclined as it is). A backend may call choose
-  // later and on another thread, after the device has the logits (CUDA: a
-  // host function in the stream's order, so the next forward, launched
-  // before the choice, waits for it on the device); calls of one backend's
-  // choices never overlap, and take_token() returns after its choice did.
-  static constexpr int32_t kDeclined = -2;
-  using TokenChoice = std::function<int32_t(std::span<const TopLogit>)>;
-  virtual void choose_to_next(const Act& x, int count, TokenChoice choose) = 0;
+  // Pipelined sampling. choose_to_next(x, count, params, u) is
+  // argmax_to_next for the token choose_from_top (top_choice.hpp) picks
+  // with the draw u from top_logits(x, count): the token, or kDeclined
+  // where those entries do not settle it (a NaN in the row, equal values
+  // past the margin). The token (0 for kDeclined) is the next kNextToken
+  // embed's, and take_token() returns it (kDeclined as it is). A backend
+  // may choose on the device (CUDA: a kernel after the top logits', so the
+  // largest logits never come back and the next forward, launched before
+  // the choice exists, reads it on the device).
+  static constexpr int32_t kDeclined = kChoiceDeclined;
+  virtual void choose_to_next(const Act& x, int count, const TopChoiceParams& params, double u) = 0;
 
   // Fused ops (contracts above; defaults: the compositions, below).
   virtual void qkv_rope(const LinearWeight& wq, const LinearWeight& wk, const LinearWeight& wv, const Act& x,

@@ -20,6 +20,9 @@
 // the row: sample_top(largest_logits(row, top_count)) is sample(row), or
 // nullopt (the RNG untouched) where those few do not settle it (a NaN in the
 // row, or equal values past the margin); the caller then takes sample(row).
+// Steps 3–6 are top_choice.hpp's functions on both paths (its exp, not the
+// math library's), so a device that runs them from the largest logits
+// (the CUDA choice kernel) draws the same token.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -41,11 +44,6 @@ struct SamplingParams {
   uint64_t seed = 0;
 };
 
-struct Candidate {
-  int32_t id;
-  float prob;
-};
-
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> history, float penalty,
                               int last_n);
 int32_t argmax(std::span<const float> logits);
@@ -65,8 +63,10 @@ std::vector<Candidate> leading_candidates(std::span<const float> logits, float t
 void keep_top_p(std::vector<Candidate>& c, float top_p);
 void keep_min_p(std::vector<Candidate>& c, float min_p);
 
-// Sampler::sample_top's choice with the draw u given: nothing of a
-// sampler's state but its parameters, so it may run on any thread.
+// What the choice from the largest logits takes of `params` (top_choice.hpp).
+TopChoiceParams top_choice_params(const SamplingParams& params);
+// Sampler::sample_top's choice with the draw u given (choose_from_top):
+// nothing of a sampler's state but its parameters, so it may run anywhere.
 std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const TopLogit> largest, double u);
 
 class Sampler {

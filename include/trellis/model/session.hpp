@@ -21,10 +21,10 @@
 // launch_next(next) the one-token forward of the newest launched forward's
 // token, without waiting for it; `next` says how the backend finds that
 // token: the argmax (count 0: Backend::argmax_to_next, greedy decoding) or
-// `choose` from the count largest logits (Backend::choose_to_next,
-// sampling). take_token() returns the launched forwards' tokens in order. A
-// token's position holds Backend::kNextToken in tokens() until it is
-// taken. Where take_token() gives Backend::kDeclined (the choice was not
+// the choice from the count largest logits with the given parameters and
+// draw (Backend::choose_to_next, sampling). take_token() returns the
+// launched forwards' tokens in order. A token's position holds
+// Backend::kNextToken in tokens() until it is taken. Where take_token() gives Backend::kDeclined (the choice was not
 // settled by the largest logits), resample_declined(pick) takes back the
 // forwards launched after it, runs the declined forward's last token again
 // for its whole row of logits (the same values: the forward is
@@ -50,8 +50,9 @@ namespace trellis::model {
 
 // How a launched forward's next token is found (Session::launch).
 struct NextToken {
-  int count = 0;  // 0: the argmax; else choose from this many largest logits
-  Backend::TokenChoice choose;
+  int count = 0;  // 0: the argmax; else choose_from_top from this many largest logits
+  TopChoiceParams params;
+  double u = 0.0;  // the choice's draw
 };
 
 class Session {

@@ -24,12 +24,9 @@
 #include <span>
 #include <vector>
 
-namespace trellis::model {
+#include "trellis/model/top_choice.hpp"
 
-struct TopLogit {
-  int32_t id;
-  float logit;
-};
+namespace trellis::model {
 
 // Larger value first, then lower id.
 inline bool logit_before(const TopLogit& a, const TopLogit& b) {

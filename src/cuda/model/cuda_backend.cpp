@@ -12,7 +12,6 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +27,7 @@
 #include "launch_check.hpp"
 #include "profiler.hpp"
 #include "step_graphs.hpp"
+#include "top_logit_key.hpp"
 #include "trellis/error.hpp"
 #include "trellis/half.hpp"
 #include "trellis/model/cuda_backend.hpp"
@@ -127,11 +127,12 @@ class ArgmaxState {
   int32_t* host_ = nullptr;
 };
 
-// Top-k sampling's device state: top_logits.cu's scratch and keys, which
-// come back through pinned memory.
+// Top-k sampling's device state: top_logits.cu's scratch and keys (which
+// come back through pinned memory for top_logits), then the choice kernel's
+// draw outside a recorded step and its answer (top_choice.cu).
 class TopLogitsState {
  public:
-  TopLogitsState() : device_((kTopLogitsBlockKeys + kTopLogitsMaxCount) * sizeof(uint64_t)) {
+  TopLogitsState() : device_((kTopLogitsBlockKeys + kTopLogitsMaxCount + 2) * sizeof(uint64_t)) {
     check_cuda(cudaMallocHost(&host_, kTopLogitsMaxCount * sizeof(uint64_t)), "cudaMallocHost (top logits)");
   }
   ~TopLogitsState() { cudaFreeHost(host_); }
@@ -140,6 +141,8 @@ class TopLogitsState {
   TopLogitsScratch scratch() const {
     return {device_.get<uint64_t>(), device_.get<uint64_t>() + kTopLogitsBlockKeys};
   }
+  double* draw() const { return reinterpret_cast<double*>(scratch().keys + kTopLogitsMaxCount); }
+  int32_t* chosen() const { return reinterpret_cast<int32_t*>(scratch().keys + kTopLogitsMaxCount + 1); }
   uint64_t* host() const { return host_; }
 
  private:
@@ -150,41 +153,23 @@ class TopLogitsState {
 static_assert(Sampler::kMaxTopK + Sampler::kTopMargin <= kTopLogitsMaxCount,
               "every count the sampler asks for is one top_logits.cu serves");
 
-// A top_logits.cu key as (id, logit).
-TopLogit top_logit_of(uint64_t key) {
-  const auto order = uint32_t(key >> 32);
-  const uint32_t bits = (order & 0x80000000u) ? order ^ 0x80000000u : ~order;
-  float logit;
-  std::memcpy(&logit, &bits, sizeof logit);
-  return {int32_t(0xffffffffu - uint32_t(key)), logit};
-}
-
 // Pipelined decoding's tokens on their way to the host: per slot a pinned
-// int32 and the event after it is written; slots are used in turn, at most
+// token and the event after it is written; slots are used in turn, at most
 // kSlots − 1 of them (and of the steps' parameter slots) waiting at once.
-// A choose_to_next slot also holds its choice (Choice): the pinned keys of
-// the top logits copied back, and the pinned token the next step uploads.
+// A choose_to_next slot also has a pinned draw (uploaded for a choice
+// outside a recorded step) and a pinned token to upload (for a choice made
+// on the host).
 class TokenQueue {
  public:
   static constexpr int kSlots = StepGraphs::kParamSlots;
-  struct Choice {
-    Backend::TokenChoice choose;
-    int count = 0;
-    int64_t vocab = 0;
-    uint64_t* keys = nullptr;   // pinned [kTopLogitsMaxCount]: top_logits.cu keys
-    int32_t* token = nullptr;   // pinned: what take_token() returns
-    int32_t* upload = nullptr;  // pinned: the next step's token
+  struct Slot {
+    int32_t* host;  // what take_token() returns
+    cudaEvent_t ready;
+    double* draw;
+    int32_t* upload;
   };
   TokenQueue() {
-    check_cuda(cudaMallocHost(&pinned_, kSlots * (kTopLogitsMaxCount * sizeof(uint64_t) + 2 * sizeof(int32_t))),
-               "cudaMallocHost (token queue)");
-    auto* keys = static_cast<uint64_t*>(pinned_);
-    host_ = reinterpret_cast<int32_t*>(keys + kSlots * kTopLogitsMaxCount);
-    for (int s = 0; s < kSlots; ++s) {
-      choices_[s].keys = keys + s * kTopLogitsMaxCount;
-      choices_[s].token = host_ + s;
-      choices_[s].upload = host_ + kSlots + s;
-    }
+    check_cuda(cudaMallocHost(&pinned_, kSlots * sizeof(Pinned)), "cudaMallocHost (token queue)");
     for (cudaEvent_t& e : ready_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate (token queue)");
   }
   ~TokenQueue() {
@@ -195,17 +180,12 @@ class TokenQueue {
   TokenQueue& operator=(const TokenQueue&) = delete;
   bool full() const { return int(queued_.size()) == kSlots - 1; }
   bool empty() const { return queued_.empty(); }
-  struct Slot {
-    int32_t* host;
-    cudaEvent_t ready;
-    Choice* choice;
-  };
   // The next slot, queued.
   Slot push(bool step) {
     const int s = next_;
     next_ = (next_ + 1) % kSlots;
     queued_.push_back({s, step});
-    return {host_ + s, ready_[s], choices_ + s};
+    return {&pinned_[s].token, ready_[s], &pinned_[s].draw, &pinned_[s].upload};
   }
   struct Taken {
     int32_t* host;
@@ -215,44 +195,19 @@ class TokenQueue {
   Taken pop() {
     const auto [s, step] = queued_.front();
     queued_.pop_front();
-    return {host_ + s, ready_[s], step};
+    return {&pinned_[s].token, ready_[s], step};
   }
 
  private:
-  void* pinned_ = nullptr;
-  int32_t* host_ = nullptr;  // [kSlots] tokens, then [kSlots] uploads
-  Choice choices_[kSlots];
+  struct Pinned {
+    double draw;
+    int32_t token, upload;
+  };
+  Pinned* pinned_ = nullptr;  // [kSlots]
   cudaEvent_t ready_[kSlots] = {};
   std::deque<std::pair<int, bool>> queued_;
   int next_ = 0;
 };
-
-// A choice's outcome: what take_token() returns (kDeclined also for an id
-// outside the row) and the next step's token (0 for kDeclined).
-void settle_choice(TokenQueue::Choice& c, int32_t token) {
-  if (token < 0 || token >= c.vocab) token = Backend::kDeclined;
-  *c.upload = token == Backend::kDeclined ? 0 : token;
-  std::atomic_ref<int32_t>(*c.token).store(token, std::memory_order_release);
-}
-
-// The choice on the keys copied back (a host function in the stream's
-// order). A choice that throws declines: the host then samples the whole
-// row, where the same error shows on the caller's thread.
-void CUDART_CB run_choice(void* data) {
-  auto& c = *static_cast<TokenQueue::Choice*>(data);
-  int32_t token = Backend::kDeclined;
-  try {
-    std::vector<TopLogit> top;
-    if (c.keys[0] != ~uint64_t(0)) {  // all ones: a NaN in the row, no entries
-      top.resize(size_t(c.count));
-      for (int i = 0; i < c.count; ++i) top[size_t(i)] = top_logit_of(c.keys[i]);
-    }
-    token = c.choose(top);
-  } catch (...) {
-    token = Backend::kDeclined;
-  }
-  settle_choice(c, token);
-}
 
 class CudaBackend final : public Backend {
  public:
@@ -677,37 +632,57 @@ class CudaBackend final : public Backend {
     check_cuda(cudaEventRecord(queued.ready, stream_.get()), "cudaEventRecord (token)");
   }
 
-  // The top logits' keys come back and a host function in the stream runs
-  // the choice (run_choice); the token it settles goes up to
-  // steps_.device_token() behind it, and the slot's event follows. So the
-  // next step, launched before the choice is made, takes the token on the
-  // device. Under the profiler, or for counts the kernels do not serve, the
-  // choice runs here after the forward ends (top_logits), then the upload.
-  void choose_to_next(const Act& x, int count, TokenChoice choose) override {
+  // The choice kernel (top_choice.cu) after the top logits' keys: its token
+  // goes to steps_.device_token(), where the next one-token step reads it,
+  // and its answer (the token or kDeclined) to a pinned slot of the token
+  // queue, as argmax_to_next's token does. The draw is the recorded step's
+  // parameter, or uploaded from the slot outside a step. For counts the
+  // kernels do not serve, the choice runs here after the forward ends
+  // (top_logits), then the token goes up.
+  void choose_to_next(const Act& x, int count, const TopChoiceParams& params, double u) override {
     require(!tokens_.full(), "choose_to_next",
             "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
-    const bool on_device = !profiler_ && top_logits_serves(x.cols, count);
-    std::vector<TopLogit> here;
-    if (on_device) submit_top_logits(x, count);
-    else here = top_logits(x, count);
-    const TokenQueue::Slot slot = tokens_.push(on_device && steps_.recording());
-    TokenQueue::Choice& c = *slot.choice;
-    c.choose = std::move(choose);
-    c.count = count;
-    c.vocab = x.cols;
-    if (on_device) {
-      if (steps_.recording()) steps_.finish(epoch());
-      check_cuda(cudaMemcpyAsync(c.keys, top_.scratch().keys, size_t(count) * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                 stream_.get()),
-                 "cudaMemcpyAsync (top logits)");
-      check_cuda(cudaLaunchHostFunc(stream_.get(), run_choice, &c), "cudaLaunchHostFunc (token choice)");
-    } else {
-      settle_choice(c, c.choose(here));
-    }
-    check_cuda(cudaMemcpyAsync(steps_.device_token(), c.upload, sizeof(int32_t), cudaMemcpyHostToDevice, stream_.get()),
-               "cudaMemcpyAsync (chosen token)");
-    check_cuda(cudaEventRecord(slot.ready, stream_.get()), "cudaEventRecord (token)");
     next_token_written_ = true;
+    if (!top_logits_serves(x.cols, count)) {
+      const std::vector<TopLogit> top = top_logits(x, count);
+      std::vector<Candidate> work(top.size());
+      int32_t token = choose_from_top(top.data(), int(top.size()), params, u, work.data());
+      if (token < 0 || token >= x.cols) token = kDeclined;
+      const TokenQueue::Slot slot = tokens_.push(false);
+      *slot.host = token;
+      *slot.upload = token == kDeclined ? 0 : token;
+      check_cuda(cudaMemcpyAsync(steps_.device_token(), slot.upload, sizeof(int32_t), cudaMemcpyHostToDevice,
+                                 stream_.get()),
+                 "cudaMemcpyAsync (chosen token)");
+      check_cuda(cudaEventRecord(slot.ready, stream_.get()), "cudaEventRecord (token)");
+      return;
+    }
+    submit_top_logits(x, count);
+    const TokenQueue::Slot slot = tokens_.push(steps_.recording() && !profiler_);
+    const double* draw = steps_.device_draw();
+    if (steps_.recording()) {
+      steps_.set_draw(u);
+    } else {
+      *slot.draw = u;
+      draw = top_.draw();
+      check_cuda(cudaMemcpyAsync(top_.draw(), slot.draw, sizeof(double), cudaMemcpyHostToDevice, stream_.get()),
+                 "cudaMemcpyAsync (draw)");
+    }
+    const uint64_t* keys = top_.scratch().keys;
+    int32_t* next = steps_.device_token();
+    int32_t* chosen = top_.chosen();
+    submit(x.rows,
+           {16, uint64_t(count), word(params.temperature), uint64_t(params.top_k), word(params.top_p),
+            word(params.min_p), uint64_t(x.cols), word(draw)},
+           -1, [=, this](Pos) {
+             timed(profiler_.get(), "top_choice", "top_choice",
+                   [&] { launch_top_choice(keys, count, params, x.cols, draw, next, chosen, stream_.get()); });
+           });
+    if (profiler_) return end_forward(slot.host, chosen, sizeof(int32_t), "token id");
+    if (steps_.recording()) steps_.finish(epoch());
+    check_cuda(cudaMemcpyAsync(slot.host, chosen, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_.get()),
+               "cudaMemcpyAsync (token)");
+    check_cuda(cudaEventRecord(slot.ready, stream_.get()), "cudaEventRecord (token)");
   }
 
   int32_t take_token() override {
@@ -716,7 +691,7 @@ class CudaBackend final : public Backend {
     const auto t0 = std::chrono::steady_clock::now();
     check_cuda(cudaEventSynchronize(t.ready), "cudaEventSynchronize (token)");
     if (t.step) steps_.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return std::atomic_ref<int32_t>(*t.host).load(std::memory_order_acquire);
+    return *t.host;
   }
 
   const CudaGraphStats& graph_stats() const { return steps_.stats(); }

@@ -1,6 +1,7 @@
 // StepGraphs (contract in step_graphs.hpp).
 #include "step_graphs.hpp"
 
+#include <cstddef>
 #include <exception>
 
 #include "launch_check.hpp"
@@ -14,9 +15,9 @@ constexpr std::size_t kMaxGraphs = 16;  // one per (session, buffers) shape; a f
 }
 
 StepGraphs::StepGraphs(cudaStream_t stream, bool enabled) : stream_(stream), enabled_(enabled) {
-  check_cuda(cudaMallocHost(&params_host_, kParamSlots * 2 * sizeof(int32_t)), "cudaMallocHost (step parameters)");
+  check_cuda(cudaMallocHost(&params_host_, kParamSlots * sizeof(StepParams)), "cudaMallocHost (step parameters)");
   params_ = params_host_;
-  check_cuda(cudaMalloc(&params_dev_, 2 * sizeof(int32_t)), "cudaMalloc (step parameters)");
+  check_cuda(cudaMalloc(&params_dev_, sizeof(StepParams)), "cudaMalloc (step parameters)");
   if (!enabled_) stats_.disabled = "turned off";
 }
 
@@ -33,17 +34,16 @@ void StepGraphs::begin(int32_t token) {
   key_.clear();
   launches_.clear();
   param_slot_ = (param_slot_ + 1) % kParamSlots;
-  params_ = params_host_ + 2 * param_slot_;
+  params_ = params_host_ + param_slot_;
   token_on_device_ = token == Backend::kNextToken;
-  params_[0] = 0;
-  params_[1] = token_on_device_ ? 0 : token;
+  *params_ = {0.0, 0, token_on_device_ ? 0 : token};
 }
 
 bool StepGraphs::add(std::vector<uint64_t> signature, Launch launch, int64_t pos0) {
   if (pos0 >= 0) {
-    if (have_pos_ && params_[0] != pos0) return false;
+    if (have_pos_ && params_->position != pos0) return false;
     have_pos_ = true;
-    params_[0] = int32_t(pos0);
+    params_->position = int32_t(pos0);
   }
   key_.push_back(signature.size());
   key_.insert(key_.end(), signature.begin(), signature.end());
@@ -52,7 +52,7 @@ bool StepGraphs::add(std::vector<uint64_t> signature, Launch launch, int64_t pos
 }
 
 void StepGraphs::upload_params() {
-  const size_t bytes = (token_on_device_ ? 1 : 2) * sizeof(int32_t);
+  const size_t bytes = token_on_device_ ? offsetof(StepParams, token) : sizeof(StepParams);
   check_cuda(cudaMemcpyAsync(params_dev_, params_, bytes, cudaMemcpyHostToDevice, stream_),
              "cudaMemcpyAsync (step parameters)");
 }

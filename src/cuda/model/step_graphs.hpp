@@ -3,13 +3,14 @@
 // A step starts at the embedding of one token (begin) and ends when its
 // result is read (finish, from to_host). In between the backend hands over
 // each op as (signature, launch): the signature holds everything the launch
-// depends on (op, pointers, shapes, layer) except the token and the
-// position, which the launches read from device memory (params(): int32
-// [position, token]). A step begun with Backend::kNextToken reads the token
-// the previous forward's argmax left there (device_token(), pipelined greedy
-// decoding) and uploads only its position. The host side of the parameters
-// is a ring of kParamSlots pinned pairs, so a step may be prepared while
-// kParamSlots − 1 earlier ones wait to run. finish() uploads them and then
+// depends on (op, pointers, shapes, layer) except the token, the position
+// and the draw of a sampling choice, which the launches read from device
+// memory (StepParams). A step begun with Backend::kNextToken reads the token
+// the previous forward's argmax or choice left there (device_token(),
+// pipelined decoding) and uploads only its position and draw. The host side
+// of the parameters is a ring of kParamSlots pinned StepParams, so a step
+// may be prepared while kParamSlots − 1 earlier ones wait to run. finish()
+// uploads them and then
 //   - replays the graph captured for this exact op sequence, or
 //   - captures one, if the sequence ran once already (its scratch sized), or
 //   - runs the launches eagerly and remembers the sequence.
@@ -32,6 +33,14 @@
 
 namespace trellis::model::cuda {
 
+// One step's parameters in device memory; the token last, so that a step
+// whose token is already there uploads the fields before it.
+struct StepParams {
+  double draw;  // the choice's draw (set_draw), 0 in a step without one
+  int32_t position;
+  int32_t token;
+};
+
 class StepGraphs {
  public:
   using Launch = std::function<void()>;
@@ -42,9 +51,12 @@ class StepGraphs {
 
   bool enabled() const { return enabled_; }
   bool recording() const { return recording_; }
-  Pos device_pos() const { return {params_dev_, 0}; }
-  // Where the step reads its token; an argmax may leave the next step's token here.
-  int32_t* device_token() const { return params_dev_ + 1; }
+  Pos device_pos() const { return {&params_dev_->position, 0}; }
+  // Where the step reads its token; an argmax or a choice may leave the next step's token here.
+  int32_t* device_token() const { return &params_dev_->token; }
+  // Where a choice in the step reads its draw (set_draw, while recording).
+  const double* device_draw() const { return &params_dev_->draw; }
+  void set_draw(double u) { params_->draw = u; }
 
   // token: the step's input, or Backend::kNextToken (already on the device).
   void begin(int32_t token);
@@ -68,11 +80,11 @@ class StepGraphs {
   cudaStream_t stream_;
   bool enabled_;
   bool recording_ = false;
-  int32_t* params_host_ = nullptr;  // pinned [kParamSlots][position, token]
-  int32_t* params_ = nullptr;       // the current step's pair in params_host_
+  StepParams* params_host_ = nullptr;  // pinned [kParamSlots]
+  StepParams* params_ = nullptr;       // the current step's in params_host_
   int param_slot_ = 0;
   bool token_on_device_ = false;    // the current step's token: already at device_token()
-  int32_t* params_dev_ = nullptr;
+  StepParams* params_dev_ = nullptr;
   bool have_pos_ = false;
   std::vector<uint64_t> key_;
   std::vector<Launch> launches_;

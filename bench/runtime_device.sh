@@ -30,7 +30,9 @@
 #            Nsight Compute: every kernel's GPU time; the table of the second
 #            decode step (bench/ncu_step_table.py) in h200_decode_kernels.txt.
 #            The profile step's event times include host gaps for small ops
-#            when the host falls behind; these do not.
+#            when the host falls behind; these do not. KERNELS_ARGS (default
+#            --temp 0) and KERNELS_TABLE (the file) for another run, e.g.
+#            KERNELS_ARGS="--seed 1": a sampled step
 #   quality  quality-sweep rows quantized by the CUDA encoder and scored on
 #            this machine's CPUs: by default the L = 16 rows of docs/QUALITY.md
 #            that were made this way (k = 4 with and without --rotate, k = 3
@@ -226,10 +228,12 @@ PY
 fi
 if has kernels; then
   [[ -f /tmp/prompt512.txt && -f /tmp/q14/config.json ]] || { echo "kernels: run the bench step first"; exit 1; }
+  # shellcheck disable=SC2086  # KERNELS_ARGS is a list of trellis run options
   TRELLIS_CUDA_GRAPHS=0 timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
-    $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 --temp 0 >/tmp/ncu_step.csv 2>/tmp/ncu_step.err
+    $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 4 ${KERNELS_ARGS:---temp 0} \
+    >/tmp/ncu_step.csv 2>/tmp/ncu_step.err
   echo "kernels: ncu exit $?" | tee -a "$LOG"
-  python3 bench/ncu_step_table.py /tmp/ncu_step.csv | tee "$OUT/h200_decode_kernels.txt" | head -20
+  python3 bench/ncu_step_table.py /tmp/ncu_step.csv | tee "$OUT/${KERNELS_TABLE:-h200_decode_kernels.txt}" | head -20
 fi
 if has quality; then
   IFS=';' read -ra selections <<<"${QUALITY_SELECT:--L 16 -k 4 -r 0;-L 16 -k 4 -r 1;-L 16 -k 3 -r 1}"

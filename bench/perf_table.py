@@ -115,7 +115,7 @@ def turns_section(title, text, docs, columns, change, build=True, prompt=()):
     for name, doc in docs:
         gen = doc["generation_tok_s"]
         row = [f"`{name}`", doc["commit"]] + ([doc.get("build", "main")] if build else []) + [doc["gpu"]]
-        row += [" ".join(f"{v:.1f}" for v in gen[arm]) for arm, _ in columns]
+        row += [" ".join(f"{v:.1f}" for v in gen[arm]) if arm in gen else "–" for arm, _ in columns]
         row.append(f"{100 * (statistics.median(gen[change[0]]) / statistics.median(gen[change[1]]) - 1):+.1f} %")
         row += [" ".join(f"{v:.0f}" for v in doc["prompt_tok_s"][arm]) for arm, _ in prompt]
         out.append("| " + " | ".join(row) + " |")
@@ -146,16 +146,18 @@ def coded_head_section(docs):
 
 
 def sampled_ab_section(docs):
-    """Greedy decoding against trellis run's default sampling (runtime_device.sh sampled), one binary, taking turns."""
+    """Greedy decoding against trellis run's default sampling (runtime_device.sh sampled), taking turns."""
     return turns_section(
         "### Sampling against greedy decoding",
-        "One build, `trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 "
-        "generated, CUDA graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature "
-        "0.8, top-k 40, top-p 0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose "
-        "sampling loop ran: main's (the host takes the step's largest logits, draws the token, then records and "
-        "launches the next step) or branch `pipelined-sampling`'s (the choice runs in a host function in the "
-        "stream and the next step is launched before it; docs/KERNELS.md).",
-        docs, [("greedy", "greedy"), ("sampled", "sampled")], ("sampled", "greedy"))
+        "`trellis run --device cuda` on the synthetic Qwen3-14B at 3 bits (512-token prompt, 256 generated, CUDA "
+        "graphs), greedy (`--temp 0`) and with the default sampling (`--seed 1`: temperature 0.8, top-k 40, top-p "
+        "0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose sampling loop ran: main's "
+        "before the device choice (the host takes the step's largest logits, draws the token, then records and "
+        "launches the next step), branch `pipelined-sampling`'s (the choice in a host function in the stream, the "
+        "next step launched before it) or branch `device-sampling`'s (the choice in a kernel inside the step, "
+        "pipelined like greedy decoding; docs/KERNELS.md). `main's loop`: main's synchronous loop built in the "
+        "same call and taking the same turns.",
+        docs, [("greedy", "greedy"), ("sampled", "sampled"), ("sampled_base", "main's loop")], ("sampled", "greedy"))
 
 
 def profile_section(doc):

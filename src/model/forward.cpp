@@ -86,22 +86,6 @@ int32_t Session::forward_argmax(std::span<const int32_t> tokens) {
 
 int64_t Session::vocab() const { return model_->arch().vocab; }
 
-std::vector<TopLogit> Session::forward_top(std::span<const int32_t> tokens, int count) {
-  check_all_taken("forward_top");
-  check_fits(int64_t(tokens.size()));
-  last_taken_.reset();
-  declined_.reset();
-  last_row_ = run_to_last(tokens);
-  return model_->backend().top_logits(last_row_, count);
-}
-
-std::span<const float> Session::last_logits() {
-  if (!last_row_.data) throw Error("session: last_logits needs forward_top as the newest forward");
-  host_logits_.resize(size_t(last_row_.cols));
-  model_->backend().to_host(last_row_, host_logits_.data());
-  return host_logits_;
-}
-
 void Session::queue_next(const Act& row, const NextToken& next) {
   if (next.count > 0) model_->backend().choose_to_next(row, next.count, next.params, next.u);
   else model_->backend().argmax_to_next(row);
@@ -183,7 +167,6 @@ const Act& Session::logits_rows(int64_t rows) {
 }
 
 Act Session::run_batch(std::span<const int32_t> tokens, Logits logits) {
-  last_row_ = {};
   const Architecture& a = model_->arch();
   const ModelWeights& w = model_->weights();
   Backend& b = model_->backend();

@@ -28,8 +28,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // (choose_from_top, on the device where the backend has one) gets its own
 // draw, taken in launch order; a forward taken back gives its draw back to
 // the sampler, so the n-th token takes the n-th draw, as the synchronous
-// loop's would. A declined choice is
-// sampled from the whole row (Session::resample_declined) with its draw.
+// loop's would. A declined choice is sampled from the whole row
+// (Session::resample_declined) with its draw.
 GenerationStats generate_pipelined(Session& session, std::span<const int32_t> prompt, int64_t max_new,
                                    Sampler& sampler, std::span<const int32_t> stop_ids,
                                    const std::function<bool(int32_t)>& on_token, GenerationStats stats) {

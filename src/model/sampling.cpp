@@ -171,8 +171,7 @@ TopChoiceParams top_choice_params(const SamplingParams& p) { return {p.temperatu
 
 std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const TopLogit> largest, double u) {
   if (!top_k_decides(params)) return std::nullopt;
-  std::vector<Candidate> work(largest.size());
-  const int32_t id = choose_from_top(largest.data(), int(largest.size()), top_choice_params(params), u, work.data());
+  const int32_t id = choose_from_top(largest, top_choice_params(params), u);
   if (id == kChoiceDeclined) return std::nullopt;
   return id;
 }

@@ -11,10 +11,6 @@
 // forward_argmax(tokens) runs the same forward and returns the greedy next
 // token, model::argmax of the last token's logits, found by the backend (on
 // CUDA on the GPU: only the id comes back, not the logits).
-// forward_top(tokens, count) runs the same forward and returns the last
-// token's count largest logits with their ids (Backend::top_logits: on CUDA
-// only those come back); last_logits() then copies that forward's whole row
-// (valid until the next forward), for when they do not settle the sample.
 // rewind(p) forgets positions ≥ p (p ≤ position()), so a chat can keep the
 // prefix it shares with the next prompt.
 // Pipelined decoding: launch(tokens, next) runs the forward of tokens, and
@@ -24,8 +20,9 @@
 // the choice from the count largest logits with the given parameters and
 // draw (Backend::choose_to_next, sampling). take_token() returns the
 // launched forwards' tokens in order. A token's position holds
-// Backend::kNextToken in tokens() until it is taken. Where take_token() gives Backend::kDeclined (the choice was not
-// settled by the largest logits), resample_declined(pick) takes back the
+// Backend::kNextToken in tokens() until it is taken. Where take_token()
+// gives Backend::kDeclined (the choice was not settled by the largest
+// logits), resample_declined(pick) takes back the
 // forwards launched after it, runs the declined forward's last token again
 // for its whole row of logits (the same values: the forward is
 // deterministic) and returns pick(row), the token the caller then has.
@@ -61,8 +58,6 @@ class Session {
 
   std::span<const float> forward(std::span<const int32_t> tokens, bool all_logits = false);
   int32_t forward_argmax(std::span<const int32_t> tokens);
-  std::vector<TopLogit> forward_top(std::span<const int32_t> tokens, int count);
-  std::span<const float> last_logits();
   void launch(std::span<const int32_t> tokens, const NextToken& next = {});
   void launch_next(const NextToken& next = {});
   int32_t take_token();
@@ -90,7 +85,6 @@ class Session {
   ActBuffer x_, h_, q_, k_, v_, attn_, proj_, mlp_, logits_;
   std::vector<int32_t> tokens_;
   std::vector<float> host_logits_;
-  Act last_row_;  // forward_top's logits row, on the backend (empty when the newest forward was another kind)
   void queue_next(const Act& row, const NextToken& next);
   // Launched forwards whose tokens are not yet taken, oldest first: the
   // position that its input token holds as kNextToken (-1: its inputs came

@@ -129,10 +129,10 @@ class ArgmaxState {
 
 // Top-k sampling's device state: top_logits.cu's scratch and keys (which
 // come back through pinned memory for top_logits), then the choice kernel's
-// draw outside a recorded step and its answer (top_choice.cu).
+// answer (top_choice.cu).
 class TopLogitsState {
  public:
-  TopLogitsState() : device_((kTopLogitsBlockKeys + kTopLogitsMaxCount + 2) * sizeof(uint64_t)) {
+  TopLogitsState() : device_((kTopLogitsBlockKeys + kTopLogitsMaxCount + 1) * sizeof(uint64_t)) {
     check_cuda(cudaMallocHost(&host_, kTopLogitsMaxCount * sizeof(uint64_t)), "cudaMallocHost (top logits)");
   }
   ~TopLogitsState() { cudaFreeHost(host_); }
@@ -141,8 +141,7 @@ class TopLogitsState {
   TopLogitsScratch scratch() const {
     return {device_.get<uint64_t>(), device_.get<uint64_t>() + kTopLogitsBlockKeys};
   }
-  double* draw() const { return reinterpret_cast<double*>(scratch().keys + kTopLogitsMaxCount); }
-  int32_t* chosen() const { return reinterpret_cast<int32_t*>(scratch().keys + kTopLogitsMaxCount + 1); }
+  int32_t* chosen() const { return reinterpret_cast<int32_t*>(scratch().keys + kTopLogitsMaxCount); }
   uint64_t* host() const { return host_; }
 
  private:
@@ -607,7 +606,7 @@ class CudaBackend final : public Backend {
     if (!top_logits_serves(x.cols, count)) return Backend::top_logits(x, count);
     submit_top_logits(x, count);
     end_forward(top_.host(), top_.scratch().keys, size_t(count) * sizeof(uint64_t), "top logits");
-    if (top_.host()[0] == ~uint64_t(0)) return {};  // a NaN in the row
+    if (top_.host()[0] == kNanRowKey) return {};  // a NaN in the row
     std::vector<TopLogit> top(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) top[size_t(i)] = top_logit_of(top_.host()[i]);
     return top;
@@ -635,8 +634,9 @@ class CudaBackend final : public Backend {
   // The choice kernel (top_choice.cu) after the top logits' keys: its token
   // goes to steps_.device_token(), where the next one-token step reads it,
   // and its answer (the token or kDeclined) to a pinned slot of the token
-  // queue, as argmax_to_next's token does. The draw is the recorded step's
-  // parameter, or uploaded from the slot outside a step. For counts the
+  // queue, as argmax_to_next's token does. The draw is the step parameters'
+  // (set with the recorded step's, or uploaded from the slot outside a
+  // step, in stream order like a step's parameters). For counts the
   // kernels do not serve, the choice runs here after the forward ends
   // (top_logits), then the token goes up.
   void choose_to_next(const Act& x, int count, const TopChoiceParams& params, double u) override {
@@ -644,10 +644,7 @@ class CudaBackend final : public Backend {
             "at most " + std::to_string(TokenQueue::kSlots - 1) + " tokens may wait to be taken");
     next_token_written_ = true;
     if (!top_logits_serves(x.cols, count)) {
-      const std::vector<TopLogit> top = top_logits(x, count);
-      std::vector<Candidate> work(top.size());
-      int32_t token = choose_from_top(top.data(), int(top.size()), params, u, work.data());
-      if (token < 0 || token >= x.cols) token = kDeclined;
+      const int32_t token = choose_from_top(top_logits(x, count), params, u);
       const TokenQueue::Slot slot = tokens_.push(false);
       *slot.host = token;
       *slot.upload = token == kDeclined ? 0 : token;
@@ -659,13 +656,12 @@ class CudaBackend final : public Backend {
     }
     submit_top_logits(x, count);
     const TokenQueue::Slot slot = tokens_.push(steps_.recording() && !profiler_);
-    const double* draw = steps_.device_draw();
+    double* draw = steps_.device_draw();
     if (steps_.recording()) {
       steps_.set_draw(u);
     } else {
       *slot.draw = u;
-      draw = top_.draw();
-      check_cuda(cudaMemcpyAsync(top_.draw(), slot.draw, sizeof(double), cudaMemcpyHostToDevice, stream_.get()),
+      check_cuda(cudaMemcpyAsync(draw, slot.draw, sizeof(double), cudaMemcpyHostToDevice, stream_.get()),
                  "cudaMemcpyAsync (draw)");
     }
     const uint64_t* keys = top_.scratch().keys;
@@ -673,10 +669,10 @@ class CudaBackend final : public Backend {
     int32_t* chosen = top_.chosen();
     submit(x.rows,
            {16, uint64_t(count), word(params.temperature), uint64_t(params.top_k), word(params.top_p),
-            word(params.min_p), uint64_t(x.cols), word(draw)},
+            word(params.min_p)},
            -1, [=, this](Pos) {
              timed(profiler_.get(), "top_choice", "top_choice",
-                   [&] { launch_top_choice(keys, count, params, x.cols, draw, next, chosen, stream_.get()); });
+                   [&] { launch_top_choice(keys, count, params, draw, next, chosen, stream_.get()); });
            });
     if (profiler_) return end_forward(slot.host, chosen, sizeof(int32_t), "token id");
     if (steps_.recording()) steps_.finish(epoch());

@@ -111,8 +111,8 @@ void launch_top_logit_keys(const float* x, int64_t n, int count, TopLogitsScratc
 // top_choice.cu: choose_from_top (trellis/model/top_choice.hpp) on the
 // first `count` of those keys with the draw at `draw`: the token (0 where
 // the choice declines) to next_token, the token or kChoiceDeclined to chosen
-void launch_top_choice(const uint64_t* keys, int count, const TopChoiceParams& params, int64_t vocab,
-                       const double* draw, int32_t* next_token, int32_t* chosen, cudaStream_t stream);
+void launch_top_choice(const uint64_t* keys, int count, const TopChoiceParams& params, const double* draw,
+                       int32_t* next_token, int32_t* chosen, cudaStream_t stream);
 
 // hold.cu: one thread that waits ns nanoseconds (the profiler's hold)
 void launch_hold(uint64_t ns, cudaStream_t stream);

@@ -54,8 +54,8 @@ class StepGraphs {
   Pos device_pos() const { return {&params_dev_->position, 0}; }
   // Where the step reads its token; an argmax or a choice may leave the next step's token here.
   int32_t* device_token() const { return &params_dev_->token; }
-  // Where a choice in the step reads its draw (set_draw, while recording).
-  const double* device_draw() const { return &params_dev_->draw; }
+  // Where a choice reads its draw (set_draw while recording; a choice outside a step uploads it there).
+  double* device_draw() const { return &params_dev_->draw; }
   void set_draw(double u) { params_->draw = u; }
 
   // token: the step's input, or Backend::kNextToken (already on the device).

@@ -5,7 +5,7 @@
 // its exp) gives the token. It goes to next_token (0 where the choice
 // declines, so that the next step's embedding reads a valid id) and to
 // chosen (the token, or kChoiceDeclined: a row with a NaN, equal values past
-// the margin, an id outside [0, vocab)), which the host copies back.
+// the margin), which the host copies back.
 //
 // Launch: one thread (count ≤ kTopLogitsMaxCount entries, which come sorted
 // by logit, so the sort by scaled logit is one pass); programmatic, waiting
@@ -26,8 +26,7 @@ namespace {
 using namespace detail;
 
 __global__ void __launch_bounds__(1) top_choice_kernel(const uint64_t* keys, int count, TopChoiceParams params,
-                                                       int64_t vocab, const double* draw, int32_t* next_token,
-                                                       int32_t* chosen) {
+                                                       const double* draw, int32_t* next_token, int32_t* chosen) {
   allow_dependent_grids();
   wait_for_prerequisite_grids();  // programmatic launch: before any global access
   TopLogit top[kTopLogitsMaxCount];
@@ -36,7 +35,6 @@ __global__ void __launch_bounds__(1) top_choice_kernel(const uint64_t* keys, int
   if (keys[0] != kNanRowKey) {
     for (int i = 0; i < count; ++i) top[i] = top_logit_of(keys[i]);
     token = choose_from_top(top, count, params, *draw, work);
-    if (token < 0 || token >= vocab) token = kChoiceDeclined;
   }
   *chosen = token;
   *next_token = token == kChoiceDeclined ? 0 : token;
@@ -44,12 +42,12 @@ __global__ void __launch_bounds__(1) top_choice_kernel(const uint64_t* keys, int
 
 }  // namespace
 
-void launch_top_choice(const uint64_t* keys, int count, const TopChoiceParams& params, int64_t vocab,
-                       const double* draw, int32_t* next_token, int32_t* chosen, cudaStream_t stream) {
+void launch_top_choice(const uint64_t* keys, int count, const TopChoiceParams& params, const double* draw,
+                       int32_t* next_token, int32_t* chosen, cudaStream_t stream) {
   if (count < 1 || count > kTopLogitsMaxCount)
     throw Error("cuda backend: top_choice: " + std::to_string(count) + " entries (1 to " +
                 std::to_string(kTopLogitsMaxCount) + ")");
-  launch_programmatic(top_choice_kernel, 1u, 1, 0, stream, keys, count, params, vocab, draw, next_token, chosen);
+  launch_programmatic(top_choice_kernel, 1u, 1, 0, stream, keys, count, params, draw, next_token, chosen);
   check_launch("top_choice");
 }
 

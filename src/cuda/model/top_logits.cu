@@ -22,6 +22,7 @@
 
 #include "device_math.cuh"
 #include "launch_check.hpp"
+#include "top_logit_key.hpp"
 #include "trellis/error.hpp"
 
 namespace trellis::model::cuda {
@@ -33,7 +34,7 @@ constexpr int kThreads = 512, kItems = 8, kBlockKeys = kThreads * kItems;
 static_assert(kBlockKeys == kTopLogitsBlockKeys);
 
 __device__ __forceinline__ uint64_t top_key(float v, int64_t i) {
-  if (v != v) return ~uint64_t(0);
+  if (v != v) return kNanRowKey;
   return logit_key(v == 0.0f ? 0.0f : v, i);  // −0 as +0: equal values
 }
 

@@ -155,10 +155,7 @@ class CpuBackend final : public Backend {
     queued_.push_back(*next_token_);
   }
   void choose_to_next(const Act& x, int count, const TopChoiceParams& params, double u) override {
-    const std::vector<TopLogit> top = top_logits(x, count);
-    std::vector<Candidate> work(top.size());
-    int32_t t = choose_from_top(top.data(), int(top.size()), params, u, work.data());
-    if (t < 0 || t >= x.cols) t = kDeclined;
+    const int32_t t = choose_from_top(top_logits(x, count), params, u);
     next_token_ = t == kDeclined ? 0 : t;
     queued_.push_back(t);
   }

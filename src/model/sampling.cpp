@@ -104,17 +104,17 @@ std::vector<Candidate> top_k_candidates(std::span<const float> logits, float tem
   } else {
     c = all_sorted(logits, temperature);
   }
-  if (!c.empty()) to_probabilities(c.data(), int(c.size()));
+  if (!c.empty()) to_probabilities(SerialTeam{}, c.data(), int(c.size()));
   return c;
 }
 
 std::optional<std::vector<Candidate>> top_k_candidates(std::span<const TopLogit> largest, float temperature,
                                                        int top_k) {
   std::vector<Candidate> c(largest.size());
-  const int n = top_candidates(largest.data(), int(largest.size()), temperature, top_k, c.data());
+  const int n = top_candidates(SerialTeam{}, largest.data(), int(largest.size()), temperature, top_k, c.data());
   if (n == 0) return std::nullopt;
   c.resize(size_t(n));
-  to_probabilities(c.data(), n);
+  to_probabilities(SerialTeam{}, c.data(), n);
   return c;
 }
 
@@ -147,9 +147,13 @@ std::vector<Candidate> leading_candidates(std::span<const float> logits, float t
   return top_k_candidates(logits, temperature, 0);
 }
 
-void keep_top_p(std::vector<Candidate>& c, float top_p) { c.resize(size_t(keep_top_p(c.data(), int(c.size()), top_p))); }
+void keep_top_p(std::vector<Candidate>& c, float top_p) {
+  c.resize(size_t(keep_top_p(SerialTeam{}, c.data(), int(c.size()), top_p)));
+}
 
-void keep_min_p(std::vector<Candidate>& c, float min_p) { c.resize(size_t(keep_min_p(c.data(), int(c.size()), min_p))); }
+void keep_min_p(std::vector<Candidate>& c, float min_p) {
+  c.resize(size_t(keep_min_p(SerialTeam{}, c.data(), int(c.size()), min_p)));
+}
 
 namespace {
 
@@ -160,8 +164,8 @@ bool top_k_decides(const SamplingParams& p) {
 
 // Steps 4–6 on the candidates of step 3, with the draw u.
 int32_t pick(const SamplingParams& p, std::vector<Candidate> c, double u) {
-  int n = keep_top_p(c.data(), int(c.size()), p.top_p);
-  n = keep_min_p(c.data(), n, p.min_p);
+  int n = keep_top_p(SerialTeam{}, c.data(), int(c.size()), p.top_p);
+  n = keep_min_p(SerialTeam{}, c.data(), n, p.min_p);
   return pick_candidate(c.data(), n, u);
 }
 

@@ -68,7 +68,7 @@ TopChoiceParams top_choice_params(const SamplingParams& params);
 // top_choice.hpp's choose_from_top on the host: the token, or kChoiceDeclined.
 inline int32_t choose_from_top(std::span<const TopLogit> largest, const TopChoiceParams& params, double u) {
   std::vector<Candidate> work(largest.size());
-  return choose_from_top(largest.data(), int(largest.size()), params, u, work.data());
+  return choose_from_top(SerialTeam{}, largest.data(), int(largest.size()), params, u, work.data());
 }
 // Sampler::sample_top's choice with the draw u given (choose_from_top):
 // nothing of a sampler's state but its parameters, so it may run anywhere.

@@ -21,7 +21,7 @@
 // The candidates (id, scaled logit, then probability) are ordered by
 // candidate_before: larger value first, then lower id (a strict total order
 // on a NaN-free list with distinct ids, so any correct sort gives the same
-// list). choose_from_top(largest, count, p, u, work) is the token, or
+// list). choose_from_top(team, largest, count, p, u, work) is the token, or
 // kChoiceDeclined where the `count` largest logits (largest_logits' order,
 // no NaN) do not settle it: count ≤ top_k, or the last one's scaled logit
 // not below the k-th candidate's (equal values past the margin).
@@ -83,6 +83,24 @@ TRELLIS_HD bool candidate_before(const Candidate& a, const Candidate& b) {
   return a.prob != b.prob ? a.prob > b.prob : a.id < b.id;
 }
 
+// Who runs the steps below: a team whose members split the per-candidate
+// work (member m takes candidates m, m + size, …) while member 0 alone runs
+// the sequential parts (sums, scans, the sort) and share() hands its value
+// to every member; sync() makes the members' writes to the candidates
+// visible to all. The host is a team of one (SerialTeam); the CUDA kernel's
+// is a warp, with the candidates in shared memory. Each candidate's value
+// comes from the same operations whoever computes it, and the sequential
+// parts run in list order, so every team gives the same result.
+struct SerialTeam {
+  TRELLIS_HD int rank() const { return 0; }
+  TRELLIS_HD int size() const { return 1; }
+  TRELLIS_HD void sync() const {}
+  template <class T>
+  TRELLIS_HD T share(T v) const {
+    return v;
+  }
+};
+
 // Insertion sort by candidate_before (the lists here are short and, from
 // largest_logits, all but sorted already).
 TRELLIS_HD void sort_candidates(Candidate* c, int n) {
@@ -95,39 +113,54 @@ TRELLIS_HD void sort_candidates(Candidate* c, int n) {
 }
 
 // prob_i ← fp32(prob_i / Σ prob), the sum in binary64 in list order.
-TRELLIS_HD void renormalize(Candidate* c, int n) {
+template <class Team>
+TRELLIS_HD void renormalize(const Team& t, Candidate* c, int n) {
   double total = 0;
-  for (int i = 0; i < n; ++i) total += c[i].prob;
-  for (int i = 0; i < n; ++i) c[i].prob = float(c[i].prob / total);
+  if (t.rank() == 0)
+    for (int i = 0; i < n; ++i) total += c[i].prob;
+  total = t.share(total);
+  for (int i = t.rank(); i < n; i += t.size()) c[i].prob = float(c[i].prob / total);
+  t.sync();
 }
 
 // Sorted candidates holding scaled logits → softmax probabilities.
-TRELLIS_HD void to_probabilities(Candidate* c, int n) {
-  const float top = c[0].prob;
-  for (int i = 0; i < n; ++i) c[i].prob = sampling_exp(c[i].prob - top);
-  renormalize(c, n);
+template <class Team>
+TRELLIS_HD void to_probabilities(const Team& t, Candidate* c, int n) {
+  const float top = t.share(c[0].prob);
+  for (int i = t.rank(); i < n; i += t.size()) c[i].prob = sampling_exp(c[i].prob - top);
+  t.sync();
+  renormalize(t, c, n);
 }
 
 // Step 4: the leading candidates whose mass first reaches top_p (at least
 // one), renormalized; returns how many stay (all of them for top_p ≥ 1).
-TRELLIS_HD int keep_top_p(Candidate* c, int n, float top_p) {
+template <class Team>
+TRELLIS_HD int keep_top_p(const Team& t, Candidate* c, int n, float top_p) {
   if (top_p >= 1.0f) return n;
-  double mass = 0;
   int kept = 0;
-  while (kept < n && (kept == 0 || mass < top_p)) mass += c[kept++].prob;
-  renormalize(c, kept);
+  if (t.rank() == 0) {
+    double mass = 0;
+    while (kept < n && (kept == 0 || mass < top_p)) mass += c[kept++].prob;
+  }
+  kept = t.share(kept);
+  renormalize(t, c, kept);
   return kept;
 }
 
 // Step 5: the first candidate and those with prob ≥ min_p · the first's, in
 // order, renormalized; returns how many stay (all of them for min_p ≤ 0).
-TRELLIS_HD int keep_min_p(Candidate* c, int n, float min_p) {
+template <class Team>
+TRELLIS_HD int keep_min_p(const Team& t, Candidate* c, int n, float min_p) {
   if (min_p <= 0.0f) return n;
-  const float floor = min_p * c[0].prob;
   int kept = 1;
-  for (int i = 1; i < n; ++i)
-    if (!(c[i].prob < floor)) c[kept++] = c[i];
-  renormalize(c, kept);
+  if (t.rank() == 0) {
+    const float floor = min_p * c[0].prob;
+    for (int i = 1; i < n; ++i)
+      if (!(c[i].prob < floor)) c[kept++] = c[i];
+  }
+  t.sync();
+  kept = t.share(kept);
+  renormalize(t, c, kept);
   return kept;
 }
 
@@ -143,24 +176,29 @@ TRELLIS_HD int32_t pick_candidate(const Candidate* c, int n, double u) {
 // Step 3 from the largest logits: c[0..top_k) the sorted candidates with
 // their scaled logits, and top_k returned; 0 where they do not settle it.
 // c has room for count entries.
-TRELLIS_HD int top_candidates(const TopLogit* largest, int count, float temperature, int top_k, Candidate* c) {
+template <class Team>
+TRELLIS_HD int top_candidates(const Team& t, const TopLogit* largest, int count, float temperature, int top_k,
+                              Candidate* c) {
   if (top_k < 1 || count <= top_k) return 0;
-  for (int i = 0; i < count; ++i) c[i] = {largest[i].id, largest[i].logit / temperature};
-  sort_candidates(c, count);
+  for (int i = t.rank(); i < count; i += t.size()) c[i] = {largest[i].id, largest[i].logit / temperature};
+  t.sync();
+  if (t.rank() == 0) sort_candidates(c, count);
+  t.sync();
   // An id outside `largest` has a logit ≤ the last one's, so after the
   // division one ≤ last: below the k-th it cannot be among the first k.
   const float last = largest[count - 1].logit / temperature;
   return last < c[top_k - 1].prob ? top_k : 0;
 }
 
-TRELLIS_HD int32_t choose_from_top(const TopLogit* largest, int count, const TopChoiceParams& p, double u,
-                                   Candidate* work) {
-  int n = top_candidates(largest, count, p.temperature, p.top_k, work);
+template <class Team>
+TRELLIS_HD int32_t choose_from_top(const Team& t, const TopLogit* largest, int count, const TopChoiceParams& p,
+                                   double u, Candidate* work) {
+  int n = top_candidates(t, largest, count, p.temperature, p.top_k, work);
   if (n == 0) return kChoiceDeclined;
-  to_probabilities(work, n);
-  n = keep_top_p(work, n, p.top_p);
-  n = keep_min_p(work, n, p.min_p);
-  return pick_candidate(work, n, u);
+  to_probabilities(t, work, n);
+  n = keep_top_p(t, work, n, p.top_p);
+  n = keep_min_p(t, work, n, p.min_p);
+  return t.share(t.rank() == 0 ? pick_candidate(work, n, u) : 0);
 }
 
 }  // namespace trellis::model

@@ -12,7 +12,12 @@
 // Two launches of 512-thread blocks that each sort 4096 keys (cub's block
 // radix sort, descending) and keep their first `count`: one block per 4096
 // values of the row, then one block over those blocks' keys (zero keys pad
-// both; zero is below every value's key). Deterministic, allocates nothing:
+// both; zero is below every value's key). The sort looks at the keys' value
+// words only (bits 32..63: 8 radix passes, not 16): the radix sort is stable
+// and takes a thread's keys in blocked order, ascending index (the second
+// launch's input, the blocks' lists one after another, holds equal values in
+// ascending index too), so equal values stay in the index order their low
+// words would give. Deterministic, allocates nothing:
 // capturable in the decode step's CUDA graph. Serves count < n,
 // count ≤ kTopLogitsMaxCount and ⌈n / 4096⌉ · count ≤ 4096.
 #include <cub/block/block_radix_sort.cuh>
@@ -48,13 +53,13 @@ __global__ void __launch_bounds__(kThreads) top_keys_kernel(const float* x, cons
   using Sort = cub::BlockRadixSort<uint64_t, kThreads, kItems>;
   __shared__ typename Sort::TempStorage sort_storage;
   uint64_t k[kItems];
-  const int64_t first = int64_t(blockIdx.x) * kBlockKeys;
+  const int64_t first = int64_t(blockIdx.x) * kBlockKeys + int64_t(threadIdx.x) * kItems;
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
-    const int64_t i = first + j * kThreads + threadIdx.x;  // coalesced; the sort does not care where a key starts
+    const int64_t i = first + j;  // blocked: the stable sort keeps equal values in this order
     k[j] = i >= n ? 0 : x ? top_key(x[i], i) : keys[i];
   }
-  Sort(sort_storage).SortDescending(k);
+  Sort(sort_storage).SortDescending(k, 32, 64);
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {  // blocked: thread t holds ranks kItems·t ..
     const int rank = int(threadIdx.x) * kItems + j;

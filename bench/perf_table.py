@@ -154,10 +154,12 @@ def sampled_ab_section(docs):
         "0.95, min-p 0.05) taking turns; generation tok/s of each run. `build` says whose sampling loop ran: main's "
         "before the device choice (the host takes the step's largest logits, draws the token, then records and "
         "launches the next step), branch `pipelined-sampling`'s (the choice in a host function in the stream, the "
-        "next step launched before it) or branch `device-sampling`'s (the choice in a kernel inside the step, "
-        "pipelined like greedy decoding; docs/KERNELS.md). `main's loop`: main's synchronous loop built in the "
-        "same call and taking the same turns.",
-        docs, [("greedy", "greedy"), ("sampled", "sampled"), ("sampled_base", "main's loop")], ("sampled", "greedy"))
+        "next step launched before it), branch `device-sampling`'s (the choice in a kernel inside the step, "
+        "pipelined like greedy decoding; docs/KERNELS.md) or branch `sampling-warp-choice`'s (that choice on a warp, "
+        "the top-logits sorts on the value words only). `main's build`: main of that time built in the same call "
+        "and taking the same turns (the file's build note: at 13a8c1f main's synchronous loop, at cdadf8f main's "
+        "one-thread choice kernel).",
+        docs, [("greedy", "greedy"), ("sampled", "sampled"), ("sampled_base", "main's build")], ("sampled", "greedy"))
 
 
 def profile_section(doc):

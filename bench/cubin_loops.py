@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The decode loop of each kernel in an sm_90a cubin, read without a disassembler.
 
-usage: cubin_loops.py FILE.cubin [--json OUT.json]
+usage: cubin_loops.py FILE.cubin [--json OUT.json] [--mix]
   make the cubin with the build's flags, e.g.
   nvcc -I src/cuda/trellis -I include -O3 -DNDEBUG -std=c++17 -x cu \\
        -gencode=arch=compute_90a,code=sm_90a -cubin src/cuda/trellis/imma_axis0.cu -o imma_axis0.cubin
@@ -24,10 +24,13 @@ The decode loop, its weights per lane and its MMA span are as
 bench/decode_loop.py defines them (a CUDA-core form's loop: the innermost one
 with IDP4A, one per weight, where no loop holds an MMA). Also reported: local-memory spill
 instructions, wgmma waits and global loads by width inside the loop (static
-counts: both sides of a branch in the loop are counted).
+counts: both sides of a branch in the loop are counted). --mix adds each
+loop's instruction mix by mnemonic, from bench/sm90a_opcodes.json (learnt by
+bench/sass_opcode_names.py; an opcode it does not hold prints as its number).
 """
 import collections
 import json
+import os
 import re
 import struct
 import sys
@@ -80,6 +83,7 @@ def decode_loop(code):
              if ops[j] == WARPGROUP and (ins[j][0] >> 47) & 1]
     loads = collections.Counter(LDG_BITS.get((ins[j][1] >> 9) & 7, 0) for j in range(first, last + 1) if ops[j] == LDG)
     return {
+        "loop_opcodes": dict(collections.Counter(f"0x{o:03x}" for o in body).most_common()),
         "loop_instructions": len(body),
         "imma": imma,
         "hmma": hmma,
@@ -112,6 +116,10 @@ def main():
     args = sys.argv[1:]
     if not args or args[0].startswith("-"):
         sys.exit(__doc__)
+    names = {}
+    if "--mix" in args:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sm90a_opcodes.json")) as f:
+            names = json.load(f)
     stats = {}
     for name, code in text_sections(args[0]).items():
         loop = decode_loop(code)
@@ -123,6 +131,11 @@ def main():
                   + (f" ({', '.join(detail)})" if detail else "")
                   + f", spills {loop['spill_instructions']}, wgmma waits {loop['wgmma_waits']}"
                   + f", loads by bits {loop['global_loads_by_bits']}")
+            if names:
+                mix = collections.Counter()
+                for op, n in loop["loop_opcodes"].items():
+                    mix[names.get(op, op)] += n
+                print("  mix: " + " ".join(f"{m} {n}" for m, n in mix.most_common()))
     if "--json" in args:
         with open(args[args.index("--json") + 1], "w") as f:
             json.dump(stats, f, indent=1)

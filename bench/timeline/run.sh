@@ -6,14 +6,18 @@
 # tokens generated (default 64, greedy, CUDA graphs) twice: plain (its tok/s,
 # to see what the tracing costs) and traced. Writes $OUT/step_timeline.txt
 # (step_timeline.py's table) and $OUT/kernel_trace.csv.gz.
-#   OUT=$OUT [N=64] [RUN_ARGS="--temp 0"] bench/timeline/run.sh
+# TIMELINE_BUILD: a full-tree build directory already configured (e.g. the one
+# bench/runtime_device.sh made): only `trellis` is brought up to date there.
+#   OUT=$OUT [N=64] [RUN_ARGS="--temp 0"] [TIMELINE_BUILD=DIR] bench/timeline/run.sh
 set -uo pipefail
 source "$(dirname "$0")/../device_steps.sh" none
 LOG=$OUT/timeline_log.txt
 use_model_sysroot
-B=build/device-model
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF -DTRELLIS_KERNELS_ONLY=OFF \
-  "${model_cmake_args[@]}" >"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
+B=${TIMELINE_BUILD:-build/device-model}
+if [[ -z ${TIMELINE_BUILD:-} ]]; then
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_CUDA_PORTABLE=OFF -DTRELLIS_KERNELS_ONLY=OFF \
+    "${model_cmake_args[@]}" >"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
+fi
 cmake --build $B -j 16 --target trellis >>"$LOG" 2>&1 || { grep -E "error|FAILED" "$LOG" | head -20; exit 1; }
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
 header=$(find "$cuda" /usr/local/cuda* -name cupti.h 2>/dev/null | head -1)

@@ -14,12 +14,13 @@ Kernels are grouped by name and grid (a layer's q+k+v and o reduce launches
 differ by grid) and reported per step: calls, median duration per call, and
 the medians over steps of the summed duration and advance, sorted by advance.
 
-  step_timeline.py TRACE.csv [--skip N] [--steps N]
+  step_timeline.py TRACE.csv[.gz] [--skip N] [--steps N]
     --skip: steps dropped at the start (default 3; the first replays warm up)
     --steps: steps analysed after those (default: all but the last)
 """
 import argparse
 import csv
+import gzip
 import re
 import shutil
 import statistics
@@ -58,7 +59,7 @@ def main():
     ap.add_argument("--steps", type=int, default=0)
     a = ap.parse_args()
     rows = []
-    with open(a.trace) as f:
+    with (gzip.open(a.trace, "rt") if a.trace.endswith(".gz") else open(a.trace)) as f:
         for r in csv.DictReader(f):
             rows.append(r)
     if not rows:

@@ -7,6 +7,8 @@
 #                       when it is there (bench/make_device_sysroot.sh builds it)
 #   write_prompt512     the runtime benchmark's prompt, /tmp/prompt512.txt: the
 #                       first 512 tokens of tinyshakespeare (fixture tokenizer)
+#   build_kernel_tracer /tmp/libkernel_trace.so from bench/timeline/kernel_trace.cpp,
+#                       against this machine's CUPTI (bench/timeline/run.sh)
 #   turns LOG RUNS ARM...  runs the function turn_ARM of each ARM in turn, RUNS
 #                       rounds, each run's stdout to /tmp/turn_ARM.out and its
 #                       stderr to /tmp/turn_ARM.txt, and
@@ -47,6 +49,16 @@ t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
 text = open("data/tinyshakespeare.txt").read()[:20000]
 print(t.decode(t.encode(text).ids[:512]), end="")
 PY
+}
+
+build_kernel_tracer() {
+  local cuda header lib
+  cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+  header=$(find "$cuda" /usr/local/cuda* -name cupti.h 2>/dev/null | head -1)
+  lib=$(find "$cuda" /usr/local/cuda* -name 'libcupti.so*' 2>/dev/null | head -1)
+  [[ -n $header && -n $lib ]] || { echo "no CUPTI under $cuda (cupti.h: '$header', libcupti: '$lib')"; return 1; }
+  g++ -std=c++17 -O2 -shared -fPIC bench/timeline/kernel_trace.cpp -I"$(dirname "$header")" "$lib" \
+    -Wl,-rpath,"$(dirname "$lib")" -o /tmp/libkernel_trace.so
 }
 
 turns() {

@@ -27,7 +27,10 @@
 # runs falls on all of them alike; runs stop at RUN_LIMIT s (default 580). LIMIT
 # then defaults to 420.
 # Results in $OUT: variants.txt (the table) and variants.tgz (tests_NAME.json,
-# bench_NAME.json, runtime_NAME.txt, variants_build.log).
+# bench_NAME.json, runtime_NAME.txt, variants_build.log). With RUNTIME=1 and
+# TIMELINE=1, each variant also runs once more (64 tokens) under the CUPTI
+# kernel tracer (bench/timeline), and its step timeline goes into variants.txt
+# and timeline_NAME.txt.
 set -uo pipefail
 source "$(dirname "$0")/device_steps.sh" none
 ONLY=${ONLY:-gate_up,up,down}
@@ -115,5 +118,14 @@ if [[ $RUNTIME == 1 && -x $bins/base ]]; then
   done
 fi
 python3 bench/variants_table.py "$OUT" "${names[@]}" | tee -a "$OUT/variants.txt"
+if [[ $RUNTIME == 1 && ${TIMELINE:-0} == 1 ]] && build_kernel_tracer >>"$LOG" 2>&1; then
+  for name in "${names[@]}"; do
+    [[ -x $bins/$name ]] || continue
+    CUDA_INJECTION64_PATH=/tmp/libkernel_trace.so TRELLIS_KERNEL_TRACE=/tmp/trace_$name.csv timeout 60 \
+      "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 64 --temp 0 >/dev/null 2>>"$LOG"
+    python3 bench/timeline/step_timeline.py /tmp/trace_$name.csv >"$OUT/timeline_$name.txt" 2>&1
+    { echo "== step timeline: $name"; head -16 "$OUT/timeline_$name.txt"; } | tee -a "$OUT/variants.txt"
+  done
+fi
 # At most 8 files come back from a device call: everything but the table goes into one archive.
 (cd "$OUT" && files=$(ls | grep -v -e '^variants.txt$' -e '\.tgz$') && [[ -n $files ]] && tar czf variants.tgz $files && rm -f $files)

@@ -19,12 +19,7 @@ if [[ -z ${TIMELINE_BUILD:-} ]]; then
     "${model_cmake_args[@]}" >"$LOG" 2>&1 || { tail -30 "$LOG"; exit 1; }
 fi
 cmake --build $B -j 16 --target trellis >>"$LOG" 2>&1 || { grep -E "error|FAILED" "$LOG" | head -20; exit 1; }
-cuda=$(dirname "$(dirname "$(command -v nvcc)")")
-header=$(find "$cuda" /usr/local/cuda* -name cupti.h 2>/dev/null | head -1)
-lib=$(find "$cuda" /usr/local/cuda* -name 'libcupti.so*' 2>/dev/null | head -1)
-[[ -n $header && -n $lib ]] || { echo "no CUPTI under $cuda (cupti.h: '$header', libcupti: '$lib')"; exit 1; }
-g++ -std=c++17 -O2 -shared -fPIC bench/timeline/kernel_trace.cpp -I"$(dirname "$header")" "$lib" \
-  -Wl,-rpath,"$(dirname "$lib")" -o /tmp/libkernel_trace.so >>"$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
+build_kernel_tracer >>"$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
 [[ -f /tmp/q14/config.json ]] || $B/trellis synth --like qwen3-14b --bits 3 --out /tmp/q14 >>"$LOG" 2>&1 ||
   { tail -5 "$LOG"; exit 1; }
 write_prompt512

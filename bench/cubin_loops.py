@@ -63,9 +63,14 @@ def int32(x):
     return x - (1 << 32) if x & 0x80000000 else x
 
 
-def decode_loop(code):
+def instructions(code):
+    """A .text section's 16-byte instructions as (low, high) 64-bit words, and their opcodes (low 12 bits)."""
     ins = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-    ops = [lo & 0xFFF for lo, _ in ins]
+    return ins, [lo & 0xFFF for lo, _ in ins]
+
+
+def decode_loop(code):
+    ins, ops = instructions(code)
     back = [(i + 1 + (int32(lo >> 32) * 256 + ((lo >> 16) & 0xFF) * 4) // 16, i)
             for i, (lo, _) in enumerate(ins) if ops[i] == BRA and lo >> 63]
     best = decode_loop_span([(t, i) for t, i in back if 0 <= t <= i],

@@ -7,6 +7,8 @@
 #                       when it is there (bench/make_device_sysroot.sh builds it)
 #   write_prompt512     the runtime benchmark's prompt, /tmp/prompt512.txt: the
 #                       first 512 tokens of tinyshakespeare (fixture tokenizer)
+#   prompt_run BIN MODEL N ARGS...  BIN's `run` on /tmp/MODEL with that prompt,
+#                       N tokens generated, on CUDA, then ARGS (60 s at most)
 #   build_kernel_tracer /tmp/libkernel_trace.so from bench/timeline/kernel_trace.cpp,
 #                       against this machine's CUPTI (bench/timeline/run.sh)
 #   turns LOG RUNS ARM...  runs the function turn_ARM of each ARM in turn, RUNS
@@ -49,6 +51,12 @@ t = Tokenizer.from_file("models/shakespeare-qwen3-15m/tokenizer.json")
 text = open("data/tinyshakespeare.txt").read()[:20000]
 print(t.decode(t.encode(text).ids[:512]), end="")
 PY
+}
+
+prompt_run() {
+  local bin=$1 model=$2 n=$3
+  shift 3
+  timeout 60 "$bin" run -m "/tmp/$model" --device cuda -p "$(cat /tmp/prompt512.txt)" -n "$n" "$@"
 }
 
 build_kernel_tracer() {

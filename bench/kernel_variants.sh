@@ -111,8 +111,7 @@ if [[ $RUNTIME == 1 && -x $bins/base ]]; then
     for name in "${names[@]}"; do
       [[ -x $bins/$name ]] || continue
       (( $(date +%s) - t_start > RUN_LIMIT )) && break 2
-      timeout 60 "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 --temp 0 \
-        >/dev/null 2>/tmp/variant_run.txt
+      prompt_run "$bins/$name" q14 256 --temp 0 >/dev/null 2>/tmp/variant_run.txt
       echo "run $r exit $?: $(tail -1 /tmp/variant_run.txt)" >>"$OUT/runtime_$name.txt"
     done
   done
@@ -121,8 +120,8 @@ python3 bench/variants_table.py "$OUT" "${names[@]}" | tee -a "$OUT/variants.txt
 if [[ $RUNTIME == 1 && ${TIMELINE:-0} == 1 ]] && build_kernel_tracer >>"$LOG" 2>&1; then
   for name in "${names[@]}"; do
     [[ -x $bins/$name ]] || continue
-    CUDA_INJECTION64_PATH=/tmp/libkernel_trace.so TRELLIS_KERNEL_TRACE=/tmp/trace_$name.csv timeout 60 \
-      "$bins/$name" run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n 64 --temp 0 >/dev/null 2>>"$LOG"
+    CUDA_INJECTION64_PATH=/tmp/libkernel_trace.so TRELLIS_KERNEL_TRACE=/tmp/trace_$name.csv \
+      prompt_run "$bins/$name" q14 64 --temp 0 >/dev/null 2>>"$LOG"
     python3 bench/timeline/step_timeline.py /tmp/trace_$name.csv >"$OUT/timeline_$name.txt" 2>&1
     { echo "== step timeline: $name"; head -16 "$OUT/timeline_$name.txt"; } | tee -a "$OUT/variants.txt"
   done

@@ -64,7 +64,7 @@ cmake --build $B -j 16 --target trellis "${tests[@]}" -- -k 0 \
 run512() {
   local model=$1
   shift
-  timeout 60 "${TRELLIS_BIN:-$B/trellis}" run -m /tmp/$model --device cuda -p "$(cat /tmp/prompt512.txt)" -n 256 "$@"
+  prompt_run "${TRELLIS_BIN:-$B/trellis}" "$model" 256 "$@"
 }
 echo "build done ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
 

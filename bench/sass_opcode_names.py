@@ -20,10 +20,9 @@ import csv
 import json
 import os
 import re
-import struct
 import sys
 
-from cubin_loops import short_name, text_sections
+from cubin_loops import instructions, short_name, text_sections
 from ncu_source_table import opcode
 
 DEFAULT_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sm90a_opcodes.json")
@@ -57,8 +56,8 @@ def main():
     kernel, header, data = rows[0][1], rows[1], rows[2:]
     source = header.index("Source")
     sections = text_sections(args[0])
-    code = sections[matching_section(sections, kernel)]
-    ops = [struct.unpack_from("<Q", code, i)[0] & 0xFFF for i in range(0, len(code), 16)]
+    section = matching_section(sections, kernel)
+    _, ops = instructions(sections[section])
     if len(ops) != len(data):
         sys.exit(f"{args[0]}: {len(ops)} instructions, {args[1]}: {len(data)} rows: not the same build")
     seen = collections.defaultdict(set)
@@ -76,7 +75,7 @@ def main():
     with open(into, "w") as f:
         json.dump(dict(sorted(names.items())), f, indent=1)
         f.write("\n")
-    print(f"{into}: {len(names)} opcodes ({len(seen)} seen in {short_name(matching_section(sections, kernel))})")
+    print(f"{into}: {len(names)} opcodes ({len(seen)} seen in {short_name(section)})")
 
 
 if __name__ == "__main__":

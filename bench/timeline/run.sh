@@ -24,7 +24,7 @@ build_kernel_tracer >>"$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
   { tail -5 "$LOG"; exit 1; }
 write_prompt512
 export CUDA_MODULE_LOADING=EAGER
-run() { timeout 120 $B/trellis run -m /tmp/q14 --device cuda -p "$(cat /tmp/prompt512.txt)" -n "${N:-64}" ${RUN_ARGS:---temp 0} >/dev/null; }
+run() { prompt_run $B/trellis q14 "${N:-64}" ${RUN_ARGS:---temp 0} >/dev/null; }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   echo "plain:  $(run 2>&1 | tail -1)"

@@ -58,10 +58,8 @@ def main():
     ap.add_argument("--skip", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0)
     a = ap.parse_args()
-    rows = []
     with (gzip.open(a.trace, "rt") if a.trace.endswith(".gz") else open(a.trace)) as f:
-        for r in csv.DictReader(f):
-            rows.append(r)
+        rows = list(csv.DictReader(f))
     if not rows:
         sys.exit(f"step_timeline: {a.trace} holds no kernels")
     names = demangle(sorted({r["name"] for r in rows}))
@@ -96,7 +94,7 @@ def main():
         for k in st:
             dur = k["end"] - k["start"]
             adv = max(0, k["end"] - frontier)
-            ovl = max(0, frontier - k["start"]) if k is not st[0] else 0
+            ovl = max(0, frontier - k["start"])
             frontier = max(frontier, k["end"])
             e = acc.setdefault(k["label"], [0, [], 0, 0])
             e[0] += 1

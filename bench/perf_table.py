@@ -320,8 +320,10 @@ def step_timeline_section(names):
             got = [re.search(pattern, l) for l in lines if l.startswith(prefix)]
             return got[0].group(1) if got and got[0] else "?"
         gen, span = r"generation: \d+ tokens, ([\d.]+) tok/s", r"median ([\d.]+) us"
+        traced = find('traced:', gen)
+        traced = f", {traced} traced" if traced != "?" else ""
         out.append(f"`bench/results/{name}`, commit {commit}, {gpu}: generation {find('plain:', gen)} tok/s "
-                   f"untraced, {find('traced:', gen)} traced; step span median {find('step span', span)} µs.")
+                   f"untraced{traced}; step span median {find('step span', span)} µs.")
         out += ["", "| kernel | calls per step | µs per call | µs per step | advance µs per step | advance % | overlap µs |",
                 "|---|---|---|---|---|---|---|"]
         for l in lines:

@@ -24,10 +24,11 @@ T* grow(T*& buf, std::size_t& have, std::size_t need, cudaStream_t stream, bool 
   }
   const std::size_t n = std::max<std::size_t>(need, 1);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&buf), n * sizeof(T)), "cudaMalloc (scratch)");
-  // Zeroed on the context's stream and waited for: the stream may be non-blocking
-  // (not ordered after the legacy stream a plain cudaMemset uses), and the
-  // kernels that read the zeros are programmatic launches. Growth is rare and
-  // never inside a graph capture (reserve() sizes the buffers before one).
+  // Zeroed on the context's stream, which may be non-blocking (not ordered after
+  // the legacy stream a plain cudaMemset uses), and waited for, so the zeros are
+  // in place before any later launch, programmatic ones included (the form tests
+  // ran this way). Growth is rare and happens in eager work: the model captures
+  // a step graph only after its sequence ran once (step_graphs.hpp).
   if (zero) {
     check_cuda(cudaMemsetAsync(buf, 0, n * sizeof(T), stream), "cudaMemsetAsync (scratch)");
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (scratch zero)");

@@ -22,7 +22,7 @@ if [[ -z ${DEVICE_BUILD:-} ]]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRELLIS_KERNELS_ONLY=ON >"$OUT/build.log" 2>&1 ||
     { tail -50 "$OUT/build.log"; exit 1; }
 fi
-cmake --build "$BUILD" -j 16 --target test_trellis_forms test_residual_norm trellis_kernels_bench >>"$OUT/build.log" 2>&1 ||
+cmake --build "$BUILD" -j 16 --target test_trellis_forms test_residual_norm test_context trellis_kernels_bench >>"$OUT/build.log" 2>&1 ||
   { tail -50 "$OUT/build.log"; exit 1; }
 echo "build ok"
 
@@ -47,6 +47,7 @@ if has tests; then
   compute-sanitizer --tool memcheck --error-exitcode 9 ./$BUILD/tests/cuda/test_residual_norm \
     >"$OUT/memcheck_residual_norm.log" 2>&1
   echo "memcheck (residual norm) exit $?"; tail -3 "$OUT/memcheck_residual_norm.log"
+  ./$BUILD/tests/cuda/test_context --gtest_output=json:"$OUT/context_tests.json" 2>&1 | tail -20
 fi
 if has bench; then
   ./$BUILD/bench/cuda/trellis_kernels_bench "$OUT/trellis_kernels.json" ${QUICK:+--quick} 2>&1

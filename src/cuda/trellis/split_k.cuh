@@ -90,52 +90,6 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* counter, unsigned ex
   return last;
 }
 
-// Axis-0 split-K over row segments, for one column block (the kBlockT
-// columns from c0) of segment `seg`: `values` (shared memory, index c·M + m:
-// the block's sums in real units, written before a block barrier) go to the
-// segment's partials ([segments][C][M] fp32); the last-arriving block of the
-// column block adds the segments' partials from 0.0f in segment order and
-// writes out ([M][C] bf16). With one segment the values are the outputs.
-// With residual.x (M = 1, at least kBlockT threads: thread t owns column
-// c0 + t) the block is a residual-norm producer instead (residual_norm.cuh):
-// out is not written, and the block's Σ x² goes to residual.partials[c0 / kBlockT].
-// Every thread of the block calls it.
-__device__ __forceinline__ void finish_segments(const float* values, int M, int C, int c0, int seg, int segments,
-                                                float* partials, unsigned* counter, __nv_bfloat16* out,
-                                                const ResidualNormWrite& residual) {
-  const int n = kBlockT * M;
-  // The column's residual and weight, loaded before the arrival so that their latency overlaps it.
-  const bool produces = residual.x != nullptr;
-  float res_x = 0.0f, res_w = 0.0f;
-  if (produces && int(threadIdx.x) < n) res_x = residual.x[c0 + threadIdx.x], res_w = residual.w[c0 + threadIdx.x];
-  if (segments > 1) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) partials[(size_t(seg) * C + c0) * M + i] = values[i];
-    if (!block_arrive_last(counter, unsigned(segments))) return;
-  }
-  double ss = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float s = values[i];
-    if (segments > 1) {
-      s = 0.0f;
-#pragma unroll 8  // the loads of a batch of segments in flight together; the sum stays in segment order
-      for (int sg = 0; sg < segments; ++sg) s += __ldcg(partials + (size_t(sg) * C + c0) * M + i);
-    }
-    const int c = i / M, m = i - c * M;
-    if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, s);
-    else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
-  }
-  if (!produces) return;
-  __shared__ double warp_ss[32];
-  ss = warp_sum_f64(ss);
-  if ((threadIdx.x & 31) == 0) warp_ss[threadIdx.x >> 5] = ss;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double t = 0.0;
-    for (int w = 0; w < int(blockDim.x >> 5); ++w) t += warp_ss[w];
-    residual.partials[c0 / kBlockT] = t;
-  }
-}
-
 // The last arrival's ordered sums: for each of N outputs, the `count` fp32
 // partials base[offset[n] + j·stride] (j = 0..count−1) added in j order from 0.0f, so
 // bit for bit the sequential sum, with the loads of kBatch partials of all N
@@ -159,6 +113,66 @@ __device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* base,
 #pragma unroll
       for (int n = 0; n < N; ++n)
         if (j0 + b < count) sum[n] += v[b][n];
+  }
+}
+
+// Axis-0 split-K over row segments, for one column block (the kBlockT
+// columns from c0) of segment `seg`: `values` (shared memory, index c·M + m:
+// the block's sums in real units, written before a block barrier) go to the
+// segment's partials ([segments][C][M] fp32); the last-arriving block of the
+// column block adds the segments' partials from 0.0f in segment order and
+// writes out ([M][C] bf16). With one segment the values are the outputs.
+// A thread owns outputs t, t + blockDim, … (at most kMmaMaxM of them: kBlockT·M
+// ≤ kMmaMaxM·blockDim), and the loads of all its outputs' partials are in
+// flight together (ordered_sums), so the sum takes the same few L2 round trips
+// at M = 8 as at M = 1, not one batch per output in turn.
+// With residual.x (M = 1, at least kBlockT threads: thread t owns column
+// c0 + t) the block is a residual-norm producer instead (residual_norm.cuh):
+// out is not written, and the block's Σ x² goes to residual.partials[c0 / kBlockT].
+// Every thread of the block calls it.
+__device__ __forceinline__ void finish_segments(const float* values, int M, int C, int c0, int seg, int segments,
+                                                float* partials, unsigned* counter, __nv_bfloat16* out,
+                                                const ResidualNormWrite& residual) {
+  const int n = kBlockT * M;
+  // The column's residual and weight, loaded before the arrival so that their latency overlaps it.
+  const bool produces = residual.x != nullptr;
+  float res_x = 0.0f, res_w = 0.0f;
+  if (produces && int(threadIdx.x) < n) res_x = residual.x[c0 + threadIdx.x], res_w = residual.w[c0 + threadIdx.x];
+  if (segments > 1) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) partials[(size_t(seg) * C + c0) * M + i] = values[i];
+    if (!block_arrive_last(counter, unsigned(segments))) return;
+  }
+  int offset[kMmaMaxM];
+  bool live[kMmaMaxM];
+#pragma unroll
+  for (int u = 0; u < kMmaMaxM; ++u) {
+    offset[u] = int(threadIdx.x) + u * int(blockDim.x);
+    live[u] = offset[u] < n;
+  }
+  float sums[kMmaMaxM];
+  if (segments > 1) {
+    ordered_sums<kMmaMaxM, 8>(sums, partials + size_t(c0) * M, offset, live, size_t(C) * M, segments);
+  } else {
+#pragma unroll
+    for (int u = 0; u < kMmaMaxM; ++u) sums[u] = live[u] ? values[offset[u]] : 0.0f;
+  }
+  double ss = 0.0;
+#pragma unroll
+  for (int u = 0; u < kMmaMaxM; ++u) {
+    if (!live[u]) continue;
+    const int i = offset[u], c = i / M, m = i - c * M;
+    if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, sums[u]);
+    else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(sums[u]);
+  }
+  if (!produces) return;
+  __shared__ double warp_ss[32];
+  ss = warp_sum_f64(ss);
+  if ((threadIdx.x & 31) == 0) warp_ss[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < int(blockDim.x >> 5); ++w) t += warp_ss[w];
+    residual.partials[c0 / kBlockT] = t;
   }
 }
 

@@ -116,7 +116,7 @@ void require_norm_fusion(Form f, const TrellisGeometry& g, int M, const Residual
 bool form_supports(Form f, const TrellisGeometry& g, int M, Numerics mode) {
   switch (f) {
     case Form::mma: return mode == Numerics::factored && M >= 1 && M <= kMmaMaxM && mma_fits(g, M);
-    case Form::imma: return mode == Numerics::factored && M >= 1 && M <= 4 && imma_fits(g, M);
+    case Form::imma: return mode == Numerics::factored && M >= 1 && M <= kImmaMaxM && imma_fits(g, M);
     case Form::expand_cublas: return mode == Numerics::rounded && M >= 1 && decodable(g);
     case Form::reduce: return g.axis == 1 && M >= 1 && M <= 4 && decodable(g);
     case Form::scatter: return g.axis == 0 && M >= 1 && M <= 4 && decodable(g);

@@ -58,5 +58,7 @@ inline constexpr int kImmaAxis0SumSlots = kBlockT + kBlockT / 32;
 
 // Most activation rows the tensor-core forms take (the MMA's N = 8).
 inline constexpr int kMmaMaxM = 8;
+// The byte-operand (imma) forms: two operand columns per activation row.
+inline constexpr int kImmaMaxM = kMmaMaxM / 2;
 
 }  // namespace trellis::cuda

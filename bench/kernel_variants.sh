@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernel experiments in one device call: build the kernels-only tree once per
 # variant (sm_90a only, TRELLIS_CUDA_PORTABLE=OFF, which halves nvcc's time),
-# run the CUDA form tests and the kernel benchmark for each, and write one
+# run the CUDA form and residual-norm tests and the kernel benchmark for each, and write one
 # table that puts the variants side by side.
 #
 #   OUT=$OUT bench/kernel_variants.sh [VARIANT_DIR...]
@@ -26,7 +26,8 @@
 # per variant (default 2), the variants taking turns so that drift between
 # runs falls on all of them alike; runs stop at RUN_LIMIT s (default 580). LIMIT
 # then defaults to 420.
-# Results in $OUT: variants.txt (the table) and variants.tgz (tests_NAME.json,
+# Results in $OUT: variants.txt (the table) and variants.tgz (tests_NAME.json and
+# tests_residual_norm_NAME.json: the form tests and the residual-norm tests,
 # bench_NAME.json, runtime_NAME.txt, variants_build.log). With RUNTIME=1 and
 # TIMELINE=1, each variant also runs once more (64 tokens) under the CUPTI
 # kernel tracer (bench/timeline), and its step timeline goes into variants.txt
@@ -47,7 +48,7 @@ t_start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$OUT/variants.txt"
 trap restore EXIT
 
-targets=(test_trellis_forms trellis_kernels_bench)
+targets=(test_trellis_forms test_residual_norm trellis_kernels_bench)
 [[ $RUNTIME == 1 && $CHECKS == 0 ]] && targets=()
 if [[ $RUNTIME == 1 ]]; then
   use_model_sysroot
@@ -87,6 +88,8 @@ run_variant() {
   if [[ $CHECKS == 1 ]]; then
     timeout 120 ./$B/tests/cuda/test_trellis_forms --gtest_output=json:"$OUT/tests_$name.json" >/dev/null 2>&1
     tests_rc=$?
+    timeout 120 ./$B/tests/cuda/test_residual_norm --gtest_output=json:"$OUT/tests_residual_norm_$name.json" >/dev/null 2>&1
+    tests_rc="$tests_rc (residual norm $?)"
     timeout 120 ./$B/bench/cuda/trellis_kernels_bench "$OUT/bench_$name.json" --quick --only "$ONLY" --k "$KS" >/dev/null 2>&1
   fi
   local t=$(( $(date +%s) - t0 ))

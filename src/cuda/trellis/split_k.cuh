@@ -144,7 +144,7 @@ __device__ __forceinline__ void finish_segments(const float* values, int M, int 
     if (!block_arrive_last(counter, unsigned(segments))) return;
   }
   double ss = 0.0;
-  for (int i0 = threadIdx.x; i0 < n; i0 += kOutputs * int(blockDim.x)) {
+  const auto batch = [&](int i0) {
     int offset[kOutputs];
     bool live[kOutputs];
 #pragma unroll
@@ -166,6 +166,11 @@ __device__ __forceinline__ void finish_segments(const float* values, int M, int 
       if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, sums[u]);
       else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(sums[u]);
     }
+  };
+  if constexpr (kOutputs * kMmaThreads >= kBlockT * kMmaMaxM) {
+    batch(int(threadIdx.x));  // one batch holds every output the block can have
+  } else {
+    for (int i0 = threadIdx.x; i0 < n; i0 += kOutputs * int(blockDim.x)) batch(i0);
   }
   if (!produces) return;
   __shared__ double warp_ss[32];

@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) imma_axis0_ke
     values[i] = float(t) * info[kMmaMaxM + m];
   }
   __syncthreads();
-  finish_segments<1>(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
+  finish_segments<false>(values, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
 }
 
 // The most shared memory any plan asks for (M = 4 and a full staging budget).

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinBlocksPerSm) mma_axis0_ker
     warp_sums[i] = vals[u];
   }
   __syncthreads();
-  finish_segments<kMmaMaxM>(warp_sums, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
+  finish_segments<true>(warp_sums, M, C, cb * kBlockT, seg, a.segments, a.partials, a.counters + cb, a.out, a.residual);
 }
 
 template <int K>

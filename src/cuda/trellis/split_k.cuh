@@ -122,15 +122,16 @@ __device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* base,
 // segment's partials ([segments][C][M] fp32); the last-arriving block of the
 // column block adds the segments' partials from 0.0f in segment order and
 // writes out ([M][C] bf16). With one segment the values are the outputs.
-// A thread owns outputs t, t + blockDim, …, taken kOutputs at a time with the
-// loads of all their partials in flight together (ordered_sums): with
-// kOutputs ≥ kBlockT·M / blockDim the sum takes the same L2 round trips at
-// M = 8 as at M = 1; with 1, one batch per output in turn.
+// A thread owns outputs t, t + blockDim, … . kAllOutputsAtOnce (needs
+// kBlockT·M ≤ kMmaMaxM·blockDim) puts the loads of all of them in flight
+// together (ordered_sums), so the sum takes the same few L2 round trips at
+// M = 8 as at M = 1; otherwise one output at a time, a batch of segments in
+// flight, one or two round trips per output in turn.
 // With residual.x (M = 1, at least kBlockT threads: thread t owns column
 // c0 + t) the block is a residual-norm producer instead (residual_norm.cuh):
 // out is not written, and the block's Σ x² goes to residual.partials[c0 / kBlockT].
 // Every thread of the block calls it.
-template <int kOutputs>
+template <bool kAllOutputsAtOnce>
 __device__ __forceinline__ void finish_segments(const float* values, int M, int C, int c0, int seg, int segments,
                                                 float* partials, unsigned* counter, __nv_bfloat16* out,
                                                 const ResidualNormWrite& residual) {
@@ -144,33 +145,39 @@ __device__ __forceinline__ void finish_segments(const float* values, int M, int 
     if (!block_arrive_last(counter, unsigned(segments))) return;
   }
   double ss = 0.0;
-  const auto batch = [&](int i0) {
-    int offset[kOutputs];
-    bool live[kOutputs];
+  const auto emit = [&](int i, float s) {
+    const int c = i / M, m = i - c * M;
+    if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, s);
+    else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
+  };
+  if constexpr (kAllOutputsAtOnce) {
+    int offset[kMmaMaxM];
+    bool live[kMmaMaxM];
 #pragma unroll
-    for (int u = 0; u < kOutputs; ++u) {
-      offset[u] = i0 + u * int(blockDim.x);
+    for (int u = 0; u < kMmaMaxM; ++u) {
+      offset[u] = int(threadIdx.x) + u * int(blockDim.x);
       live[u] = offset[u] < n;
     }
-    float sums[kOutputs];
+    float sums[kMmaMaxM];
     if (segments > 1) {
-      ordered_sums<kOutputs, 8>(sums, partials + size_t(c0) * M, offset, live, size_t(C) * M, segments);
+      ordered_sums<kMmaMaxM, 8>(sums, partials + size_t(c0) * M, offset, live, size_t(C) * M, segments);
     } else {
 #pragma unroll
-      for (int u = 0; u < kOutputs; ++u) sums[u] = live[u] ? values[offset[u]] : 0.0f;
+      for (int u = 0; u < kMmaMaxM; ++u) sums[u] = live[u] ? values[offset[u]] : 0.0f;
     }
 #pragma unroll
-    for (int u = 0; u < kOutputs; ++u) {
-      if (!live[u]) continue;
-      const int i = offset[u], c = i / M, m = i - c * M;
-      if (produces) ss += residual_norm_output(residual, c0 + c, res_x, res_w, sums[u]);
-      else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(sums[u]);
-    }
-  };
-  if constexpr (kOutputs * kMmaThreads >= kBlockT * kMmaMaxM) {
-    batch(int(threadIdx.x));  // one batch holds every output the block can have
+    for (int u = 0; u < kMmaMaxM; ++u)
+      if (live[u]) emit(offset[u], sums[u]);
   } else {
-    for (int i0 = threadIdx.x; i0 < n; i0 += kOutputs * int(blockDim.x)) batch(i0);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      float s = values[i];
+      if (segments > 1) {
+        s = 0.0f;
+#pragma unroll 8  // the loads of a batch of segments in flight together; the sum stays in segment order
+        for (int sg = 0; sg < segments; ++sg) s += __ldcg(partials + (size_t(sg) * C + c0) * M + i);
+      }
+      emit(i, s);
+    }
   }
   if (!produces) return;
   __shared__ double warp_ss[32];

@@ -122,8 +122,8 @@ __device__ __forceinline__ void ordered_sums(float (&sum)[N], const float* base,
 // segment's partials ([segments][C][M] fp32); the last-arriving block of the
 // column block adds the segments' partials from 0.0f in segment order and
 // writes out ([M][C] bf16). With one segment the values are the outputs.
-// A thread owns outputs t, t + blockDim, … . kAllOutputsAtOnce (needs
-// kBlockT·M ≤ kMmaMaxM·blockDim) puts the loads of all of them in flight
+// A thread owns outputs t, t + blockDim, … . kAllOutputsAtOnce (for blocks of
+// kMmaThreads) puts the loads of all of them in flight
 // together (ordered_sums), so the sum takes the same few L2 round trips at
 // M = 8 as at M = 1; otherwise one output at a time, a batch of segments in
 // flight, one or two round trips per output in turn.
@@ -151,6 +151,7 @@ __device__ __forceinline__ void finish_segments(const float* values, int M, int 
     else out[size_t(m) * C + c0 + c] = __float2bfloat16_rn(s);
   };
   if constexpr (kAllOutputsAtOnce) {
+    static_assert(kBlockT <= kMmaThreads, "kBlockT·M outputs for M ≤ kMmaMaxM fit kMmaMaxM per thread");
     int offset[kMmaMaxM];
     bool live[kMmaMaxM];
 #pragma unroll

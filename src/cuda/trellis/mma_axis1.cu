@@ -7,7 +7,7 @@
 // power-of-two rescale of x, stage_smem.cuh), in fp32. Per output:
 //   out_mr = (D_rm − 1534·Σ_c xf_mc) · 2^−E_m · f_r.
 //
-// Launch: one block of 16 warps per SM (fewer for small matrices). The block
+// Launch: one block of kAxis1Warps (20) warps per SM (fewer for small matrices). The block
 // first stages all of x ([M][cols], fp16) in shared memory, then each warp
 // walks an equal contiguous share of the chunk stream: chunk = (16-row tile,
 // half of a 256-column block), tile-major. The code words of the next chunk

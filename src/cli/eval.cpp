@@ -19,6 +19,7 @@
 #include "trellis/cpu/threads.hpp"
 #include "trellis/error.hpp"
 #include "trellis/eval/evaluate.hpp"
+#include "option_checks.hpp"
 #include "verbs.hpp"
 
 namespace trellis::cli {
@@ -114,6 +115,7 @@ void add_eval(CLI::App& app) {
                     ->capture_default_str();
   cmd->add_option("--from-byte", a->from_byte, "score bytes [N, end) instead of a split")->excludes(split);
   cmd->add_option("--max-windows", a->options.max_windows, "score at most N windows (0: all)")
+      ->check(at_least(0))
       ->capture_default_str();
   auto* ref = cmd->add_option("--kl-ref", a->kl_ref, "reference model directory for KL divergence");
   cmd->add_option("--kl-ref-logits", a->kl_ref_logits, "reference log-probs written by --save-logits")
@@ -121,7 +123,7 @@ void add_eval(CLI::App& app) {
   cmd->add_option("--save-logits", a->save_logits, "write this model's log-probs (a later --kl-ref-logits)");
   cmd->add_option("--logits-dtype", a->logits_dtype, "f32 or f16 for --save-logits")->capture_default_str();
   cmd->add_option("--device", a->device, "cpu or cuda")->capture_default_str();
-  cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)")->check(at_least(1));
   cmd->add_flag("--json", a->json, "print the numbers as JSON on stdout (the summary lines go to stderr)");
   cmd->callback([a] { run_eval(*a); });
 }

@@ -27,6 +27,7 @@
 #include "trellis/quant/quant_plan.hpp"
 #include "trellis/quant/quantize_model.hpp"
 #include "trellis/quant/staging_dir.hpp"
+#include "option_checks.hpp"
 #include "verbs.hpp"
 
 namespace trellis::cli {
@@ -151,7 +152,9 @@ void add_quantize(CLI::App& app) {
   cmd->add_option("--device", a->device, "where to run the encoder")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "coding threads (0: all hardware threads)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "coding threads (0: all hardware threads)")
+      ->check(at_least(0))
+      ->capture_default_str();
   cmd->add_flag("--force", a->force, "replace an existing output directory (only once the new one is complete)");
   cmd->callback([a] { quantize(*a); });
 }

@@ -35,6 +35,7 @@
 #include "trellis/model/runner.hpp"
 #include "trellis/model/sampling.hpp"
 #include "trellis/tokenizer/chat_template.hpp"
+#include "option_checks.hpp"
 #include "verbs.hpp"
 
 namespace trellis::cli {
@@ -138,7 +139,9 @@ void add_run(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, std::string("model directory (default: ") + kDefaultModel + ")");
   auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "the prompt");
   cmd->add_flag("--chat", a->chat, "chat: read user turns from stdin (one per line) until EOF")->excludes(prompt);
-  cmd->add_option("-n,--max-tokens", a->max_new, "most tokens to generate")->capture_default_str();
+  cmd->add_option("-n,--max-tokens", a->max_new, "most tokens to generate")
+      ->check(at_least(0))
+      ->capture_default_str();
   cmd->add_option("--temp", a->sampling.temperature, "temperature (0: greedy)")->capture_default_str();
   cmd->add_option("--top-k", a->sampling.top_k, "keep the k most likely tokens (0: off)")->capture_default_str();
   cmd->add_option("--top-p", a->sampling.top_p, "keep the smallest set with this mass (1: off)")->capture_default_str();
@@ -154,8 +157,9 @@ void add_run(CLI::App& app) {
                   "TRELLIS_PROFILE=FILE times every op on the GPU after a warm-up, prints the table and writes "
                   "FILE as JSON)")
       ->capture_default_str();
-  cmd->add_option("-c,--context", a->context, "context length in tokens (default: the model's, at most 4096)");
-  cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)");
+  cmd->add_option("-c,--context", a->context, "context length in tokens (default: the model's, at most 4096)")
+      ->check(at_least(1));
+  cmd->add_option("-t,--threads", a->threads, "CPU threads (default: all cores)")->check(at_least(1));
   cmd->callback([a] { run(*a); });
 }
 

@@ -107,6 +107,8 @@ GenerationStats generate_pipelined(Session& session, std::span<const int32_t> pr
 GenerationStats generate(Session& session, std::span<const int32_t> prompt, int64_t max_new, Sampler& sampler,
                          std::span<const int32_t> stop_ids, const std::function<bool(int32_t)>& on_token) {
   if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+  if (max_new < 0) throw Error("generate: max_new (the most tokens to generate) must be 0 or more, got " +
+                               std::to_string(max_new));
   if (session.position() + int64_t(prompt.size()) > session.context())
     throw Error("prompt is " + std::to_string(session.position() + int64_t(prompt.size())) +
                 " tokens, longer than the context of " + std::to_string(session.context()) + " tokens");

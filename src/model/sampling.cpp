@@ -5,8 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
-#include <utility>
+#include <string>
 #include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "trellis/error.hpp"
 
 namespace trellis::model {
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> history, float penalty, int last_n) {
@@ -179,6 +184,25 @@ std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const 
   if (id == kChoiceDeclined) return std::nullopt;
   return id;
 }
+
+namespace {
+
+void check_sampling(const SamplingParams& p) {
+  const auto reject = [](const char* field, const std::string& rule, double got) {
+    throw Error(fmt::format("sampling: {} must be {}, got {}", field, rule, got));
+  };
+  if (std::isnan(p.temperature)) reject("temperature", "a number (0 or below: greedy)", p.temperature);
+  if (p.top_k < 0) reject("top_k", "0 (off) or more", p.top_k);
+  if (!(p.top_p >= 0.0f && p.top_p <= 1.0f)) reject("top_p", "in [0, 1] (1: off)", p.top_p);
+  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) reject("min_p", "in [0, 1] (0: off)", p.min_p);
+  if (!(p.repeat_penalty > 0.0f && std::isfinite(p.repeat_penalty)))
+    reject("repeat_penalty", "a finite number above 0 (1: off)", p.repeat_penalty);
+  if (p.repeat_last_n < 0) reject("repeat_last_n", "0 (all) or more", p.repeat_last_n);
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { check_sampling(params); }
 
 double Sampler::draw() {
   if (const std::optional<double> u = std::exchange(given_back_, std::nullopt)) return *u;

@@ -7,6 +7,7 @@
 // top-k runs the same pipelined loop (Backend::choose_to_next): its tokens
 // are those of sampling each whole row with the same seed, also across a
 // stop and a continuation, and a declined choice is sampled from the row.
+// A negative token count is an error before anything runs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "fixture.hpp"
 #include "support/sampled_rows.hpp"
+#include "trellis/error.hpp"
 #include "trellis/model/backend.hpp"
 #include "trellis/model/generate.hpp"
 #include "trellis/model/runner.hpp"
@@ -91,6 +93,19 @@ TEST(Generate, StopsAtTheContext) {
   EXPECT_EQ(stats.stop, model::StopReason::context_full);
   EXPECT_EQ(s.position(), 6);
   EXPECT_EQ(stats.generated_tokens, 5);  // the 5th token is reported but has no room to run
+}
+
+TEST(Generate, NegativeTokenCountIsAnError) {
+  model::Session s(test::fixture_model(), 16);
+  model::Sampler greedy({.temperature = 0});
+  const std::vector<int32_t> prompt = {827, 271};
+  try {
+    model::generate(s, prompt, -3, greedy, {}, [](int32_t) { return true; });
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "generate: max_new (the most tokens to generate) must be 0 or more, got -3");
+  }
+  EXPECT_EQ(s.position(), 0);  // nothing ran
 }
 
 TEST(Generate, StopTokenEndsWithoutReportingIt) {

@@ -1,11 +1,13 @@
 // `trellis run`, as a process: a short generation prints its text and one
 // stats line and exits 0; a chat answers each stdin line; errors (an unknown
 // chat template construct among them) are one line on stderr with exit
-// status 1.
+// status 1; a sampling parameter outside its range is such an error, and a
+// count outside its range fails the parsing with the option and the rule.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "support/shell.hpp"
 #include "model_files.hpp"
@@ -71,6 +73,26 @@ TEST(RunCli, ErrorsAreOneLine) {
     EXPECT_EQ(r.status, 1) << args << ": " << r.output;
     EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << args << ": " << r.output;
     EXPECT_EQ(lines(r.output), 1) << args << ": " << r.output;
+  }
+}
+
+TEST(RunCli, OptionsOutsideTheirRanges) {
+  for (const auto& [args, error] : {
+           std::pair{"-p x --top-p 1.5", "trellis: error: sampling: top_p must be in [0, 1] (1: off), got 1.5\n"},
+           std::pair{"-p x --repeat-penalty 0",
+                     "trellis: error: sampling: repeat_penalty must be a finite number above 0 (1: off), got 0\n"},
+       }) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_EQ(r.output, error) << args;
+  }
+  for (const auto& [args, error] : {std::pair{"-p x -n -3", "--max-tokens: must be 0 or more, got -3\n"},
+                                    std::pair{"-p x -n 2x", "--max-tokens: must be an integer, got 2x\n"},
+                                    std::pair{"-p x -c 0", "--context: must be 1 or more, got 0\n"},
+                                    std::pair{"-p x -t -2", "--threads: must be 1 or more, got -2\n"}}) {
+    const Result r = run(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(r.output.rfind(error, 0), 0u) << args << ": " << r.output;
   }
 }
 

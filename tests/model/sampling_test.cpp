@@ -3,7 +3,8 @@
 // NaNs, infinities and ties), top-k (and no top-k) against a full sort of the candidates, the
 // leading candidates against the whole list, seeded determinism of the draws,
 // sampling from the largest logits against sampling from the whole row, and
-// the softmax's exp against std::exp.
+// the softmax's exp against std::exp; parameters outside their ranges are
+// errors naming the field.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,9 +12,11 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "random_trellis.hpp"
+#include "trellis/error.hpp"
 #include "trellis/model/sampling.hpp"
 
 namespace trellis {
@@ -203,6 +206,32 @@ TEST(Sampling, GreedyIgnoresTheSeedAndAppliesThePenalty) {
   model::Sampler s({.temperature = 0, .repeat_penalty = 2.0f, .seed = 5});
   EXPECT_EQ(s.sample(logits, std::vector<int32_t>{1}), 2);  // 3/2 < 2
   EXPECT_FALSE(s.greedy());  // the penalty needs the logits on the host
+}
+
+// A parameter outside its range is an error that names it and the rule,
+// not a silent change of meaning (a penalty of 0 would divide by zero).
+TEST(Sampling, ParametersOutsideTheirRangesAreErrors) {
+  const auto message = [](const model::SamplingParams& p) -> std::string {
+    try {
+      model::Sampler s(p);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message({.temperature = NAN}), "sampling: temperature must be a number (0 or below: greedy), got nan");
+  EXPECT_EQ(message({.top_k = -1}), "sampling: top_k must be 0 (off) or more, got -1");
+  EXPECT_EQ(message({.top_p = 1.5f}), "sampling: top_p must be in [0, 1] (1: off), got 1.5");
+  EXPECT_EQ(message({.top_p = -0.25f}), "sampling: top_p must be in [0, 1] (1: off), got -0.25");
+  EXPECT_EQ(message({.min_p = 2.0f}), "sampling: min_p must be in [0, 1] (0: off), got 2");
+  EXPECT_EQ(message({.repeat_penalty = 0.0f}),
+            "sampling: repeat_penalty must be a finite number above 0 (1: off), got 0");
+  EXPECT_EQ(message({.repeat_penalty = INFINITY}),
+            "sampling: repeat_penalty must be a finite number above 0 (1: off), got inf");
+  EXPECT_EQ(message({.repeat_last_n = -4}), "sampling: repeat_last_n must be 0 (all) or more, got -4");
+  // The ends of each range are allowed, and so is a temperature below 0 (greedy).
+  EXPECT_EQ(message({.temperature = -1, .top_k = 0, .top_p = 0, .min_p = 1, .repeat_last_n = 0}), "");
+  EXPECT_EQ(message({.top_p = 1, .min_p = 0, .repeat_penalty = 0.5f}), "");
 }
 
 // greedy(): the token is argmax(logits) whatever the history, so generation

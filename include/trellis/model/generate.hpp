@@ -17,8 +17,8 @@
 // once the token is reported, and taken back (its position rewound, its
 // draw given back to the sampler) where the token stops the loop instead;
 // the tokens, the session, the sampler's draws and the stats are those of
-// the loop above. Errors (trellis::Error): an empty prompt, or one that
-// does not fit the context ("prompt is N tokens, ...").
+// the loop above. Errors (trellis::Error): an empty prompt, one that does
+// not fit the context ("prompt is N tokens, ..."), max_new below 0.
 #pragma once
 #include <cstdint>
 #include <functional>

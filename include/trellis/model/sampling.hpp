@@ -76,7 +76,10 @@ std::optional<int32_t> sample_top(const SamplingParams& params, std::span<const 
 
 class Sampler {
  public:
-  explicit Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
+  // Errors (trellis::Error, naming the field and its range): a temperature
+  // that is NaN, top_k or repeat_last_n below 0, top_p or min_p outside
+  // [0, 1], a repetition penalty that is not a finite number above 0.
+  explicit Sampler(const SamplingParams& params);
   // The next token; `logits` is penalized in place. `history` is what the
   // sequence holds so far (prompt and generated tokens).
   int32_t sample(std::span<float> logits, std::span<const int32_t> history);

@@ -12,11 +12,16 @@
 // --chat reads user turns from stdin, one per line, until EOF. Each turn
 // renders the whole conversation with the model's chat template (ChatML
 // when it has none) and runs only what the session does not already hold.
+// Where the conversation and a reply of min(-n, context / 2) tokens do not
+// fit the context, its oldest turns (a message and its reply) are left out,
+// with a notice on stderr; a message that does not fit alone is not sent
+// (a line on stderr says so) and the chat goes on.
 //
 // TRELLIS_PROFILE=FILE with --device cuda: every op is timed on the GPU
 // (trellis/model/device.hpp); a prompt run first generates 2 tokens as a
 // warm-up (scratch sized, cuBLAS plans made), whose profile is dropped; at
 // the end the op table goes to stderr and the JSON to FILE.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -79,10 +84,35 @@ void print_piece(std::string_view piece) {
   std::fflush(stdout);
 }
 
+// The conversation as the session will hold it: the oldest turns (a message
+// and its reply) left out until its tokens and `room` more fit the context,
+// the newest message always kept.
+struct FittedConversation {
+  std::vector<tokenizer::ChatMessage> messages;
+  std::vector<int32_t> prompt;
+  size_t turns_left_out = 0;
+};
+
+FittedConversation fit_context(std::vector<tokenizer::ChatMessage> messages, int64_t room, int64_t context,
+                               const tokenizer::Tokenizer& tok, const tokenizer::ChatTemplate& chat_template,
+                               const tokenizer::ChatOptions& options) {
+  FittedConversation f;
+  f.messages = std::move(messages);
+  const auto render = [&] { f.prompt = tok.encode(chat_template.render(f.messages, options), /*allow_special=*/true); };
+  render();
+  while (int64_t(f.prompt.size()) + room > context && f.messages.size() > 1) {
+    f.messages.erase(f.messages.begin(), f.messages.begin() + 2);
+    ++f.turns_left_out;
+    render();
+  }
+  return f;
+}
+
 void chat(model::Runner& runner, model::Sampler& sampler, int64_t max_new) {
   const tokenizer::Tokenizer& tok = runner.tokenizer();
   const auto chat_template = tokenizer::ChatTemplate::for_tokenizer(tok);
   const auto options = tokenizer::ChatOptions::for_tokenizer(tok);
+  const int64_t context = runner.context();
   std::vector<tokenizer::ChatMessage> messages;
   std::string line;
   for (;;) {
@@ -90,9 +120,21 @@ void chat(model::Runner& runner, model::Sampler& sampler, int64_t max_new) {
     if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
     messages.push_back({"user", line});
-    const auto prompt = tok.encode(chat_template.render(messages, options), /*allow_special=*/true);
+    FittedConversation f = fit_context(messages, std::min(max_new, context / 2), context, tok, chat_template, options);
+    if (int64_t(f.prompt.size()) > context) {
+      std::fprintf(stderr, "trellis: this message is %zu tokens with the chat template, more than the context of "
+                   "%lld tokens; it was not sent\n", f.prompt.size(), (long long)context);
+      messages.pop_back();
+      continue;
+    }
+    if (f.turns_left_out == 1)
+      std::fprintf(stderr, "(the context holds %lld tokens: the oldest turn is left out)\n", (long long)context);
+    else if (f.turns_left_out > 1)
+      std::fprintf(stderr, "(the context holds %lld tokens: the %zu oldest turns are left out)\n", (long long)context,
+                   f.turns_left_out);
+    messages = std::move(f.messages);
     std::string reply;
-    const auto stats = runner.continue_with(prompt, max_new, sampler, [&](std::string_view piece) {
+    const auto stats = runner.continue_with(f.prompt, max_new, sampler, [&](std::string_view piece) {
       reply += piece;
       print_piece(piece);
     });
@@ -138,7 +180,10 @@ void add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("-m,--model", a->model, std::string("model directory (default: ") + kDefaultModel + ")");
   auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "the prompt");
-  cmd->add_flag("--chat", a->chat, "chat: read user turns from stdin (one per line) until EOF")->excludes(prompt);
+  cmd->add_flag("--chat", a->chat,
+                "chat: read user turns from stdin (one per line) until EOF; where the context is full the oldest "
+                "turns are left out")
+      ->excludes(prompt);
   cmd->add_option("-n,--max-tokens", a->max_new, "most tokens to generate")
       ->check(at_least(0))
       ->capture_default_str();

@@ -1,5 +1,6 @@
 // `trellis run`, as a process: a short generation prints its text and one
-// stats line and exits 0; a chat answers each stdin line; errors (an unknown
+// stats line and exits 0; a chat answers each stdin line, leaving out its
+// oldest turns where the context is full; errors (an unknown
 // chat template construct among them) are one line on stderr with exit
 // status 1; a sampling parameter outside its range is such an error, and a
 // count outside its range fails the parsing with the option and the rule.
@@ -52,6 +53,27 @@ TEST(RunCli, ChatAnswersEveryLine) {
   const auto first = r.output.find("generation: ");
   ASSERT_NE(first, std::string::npos) << r.output;
   EXPECT_NE(r.output.find("generation: ", first + 1), std::string::npos) << r.output;
+}
+
+// -c 24 holds one short turn and its 4-token reply: each later turn leaves
+// the oldest out, and a message longer than the context alone is not sent
+// (the turns before it stay) while the chat goes on.
+TEST(RunCli, ChatLeavesOutTheOldestTurnsWhenTheContextIsFull) {
+  const Result r = run("--chat -c 24 -n 4 --seed 1",
+                       "Who art thou?\\nSpeak again, I pray thee, and tell me more, and more, and more, and more, and "
+                       "more of it all.\\nAnd more.\\nAnd again.\\n");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (auto at = r.output.find(what); at != std::string::npos; at = r.output.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("generation: 4 tokens"), 3) << r.output;
+  EXPECT_EQ(count("trellis: this message is 38 tokens with the chat template, more than the context of 24 tokens; "
+                  "it was not sent\n"),
+            1)
+      << r.output;
+  EXPECT_EQ(count("(the context holds 24 tokens: the oldest turn is left out)\n"), 2) << r.output;
 }
 
 TEST(RunCli, UnknownTemplateConstruct) {

@@ -54,6 +54,8 @@ class Runner {
   GenerationStats continue_with(std::span<const int32_t> prompt, int64_t max_new, Sampler& sampler,
                                 const TextSink& on_text);
 
+  // The session's length in tokens (prompt and generated).
+  int64_t context() const { return session_.context(); }
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
   const Model& model() const { return model_; }
 

@@ -13,9 +13,11 @@ namespace {
 
 using namespace detail;
 
-int64_t positive(const json& obj, std::string_view key, std::string_view where) {
+// A positive integer field. Its absence names the config's model_type too: a
+// config without the llama-family fields is most often another architecture's.
+int64_t positive(const json& obj, std::string_view key, std::string_view where, std::string_view model_type) {
   const auto v = read_int(obj, key, where);
-  if (!v) throw Error(fmt::format("{}: missing required field '{}'", where, key));
+  if (!v) throw Error(fmt::format("{}: missing required field '{}' (model_type '{}')", where, key, model_type));
   if (*v <= 0) throw Error(fmt::format("{}: field '{}' = {} must be positive", where, key, *v));
   return *v;
 }
@@ -86,18 +88,19 @@ ModelConfig parse(const json& doc, std::string_view where) {
       c.architectures.push_back(name.get<std::string>());
     }
   }
-  c.hidden_size = positive(doc, "hidden_size", where);
-  c.intermediate_size = positive(doc, "intermediate_size", where);
-  c.num_hidden_layers = positive(doc, "num_hidden_layers", where);
-  c.num_attention_heads = positive(doc, "num_attention_heads", where);
-  c.vocab_size = positive(doc, "vocab_size", where);
-  c.num_key_value_heads =
-      find_field(doc, "num_key_value_heads") ? positive(doc, "num_key_value_heads", where) : c.num_attention_heads;
+  c.hidden_size = positive(doc, "hidden_size", where, c.model_type);
+  c.intermediate_size = positive(doc, "intermediate_size", where, c.model_type);
+  c.num_hidden_layers = positive(doc, "num_hidden_layers", where, c.model_type);
+  c.num_attention_heads = positive(doc, "num_attention_heads", where, c.model_type);
+  c.vocab_size = positive(doc, "vocab_size", where, c.model_type);
+  c.num_key_value_heads = find_field(doc, "num_key_value_heads")
+                              ? positive(doc, "num_key_value_heads", where, c.model_type)
+                              : c.num_attention_heads;
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     throw Error(fmt::format("{}: num_key_value_heads {} does not divide num_attention_heads {}", where,
                             c.num_key_value_heads, c.num_attention_heads));
   if (find_field(doc, "head_dim")) {
-    c.head_dim = positive(doc, "head_dim", where);
+    c.head_dim = positive(doc, "head_dim", where, c.model_type);
   } else {
     if (c.hidden_size % c.num_attention_heads != 0)
       throw Error(fmt::format("{}: no head_dim, and num_attention_heads {} does not divide hidden_size {}",
@@ -114,7 +117,7 @@ ModelConfig parse(const json& doc, std::string_view where) {
   c.tie_word_embeddings = read_bool(doc, "tie_word_embeddings", where).value_or(false);
   c.attention_bias = read_bool(doc, "attention_bias", where).value_or(false);
   if (find_field(doc, "max_position_embeddings"))
-    c.max_position_embeddings = positive(doc, "max_position_embeddings", where);
+    c.max_position_embeddings = positive(doc, "max_position_embeddings", where, c.model_type);
   c.bos_token_id = read_int(doc, "bos_token_id", where);
   c.eos_token_ids = eos_ids(doc, where);
   c.quantization = quantization(doc, where);

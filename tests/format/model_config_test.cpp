@@ -86,6 +86,8 @@ TEST(ModelConfig, RejectsMissingAndMistypedFields) {
   json j = base();
   j.erase("hidden_size");
   expect_rejected(j, {"config.json", "'hidden_size'", "missing"});
+  j = {{"model_type", "gpt2"}, {"n_embd", 768}, {"n_layer", 12}, {"n_head", 12}, {"vocab_size", 50257}};
+  expect_rejected(j, {"config.json: missing required field 'hidden_size' (model_type 'gpt2')"});
   j = base();
   j["vocab_size"] = "4096";
   expect_rejected(j, {"'vocab_size'", "integer"});

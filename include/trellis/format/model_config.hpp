@@ -8,7 +8,8 @@
 // from top-level "rope_theta" or "rope_parameters.rope_theta" (newer
 // transformers; both present must agree), default 10000; eos_token_id an
 // integer or a list. Any wrong type or value is a trellis::Error naming the
-// file and field.
+// file and field; a missing required field's message names the model_type
+// too (another architecture's config lacks these fields).
 #pragma once
 #include <cstdint>
 #include <filesystem>

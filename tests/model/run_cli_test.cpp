@@ -4,6 +4,7 @@
 // chat template construct among them) are one line on stderr with exit
 // status 1; a sampling parameter outside its range is such an error, and a
 // count outside its range fails the parsing with the option and the rule.
+// --device cuda generates where a GPU is seen, else it is such an error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -90,12 +91,27 @@ TEST(RunCli, UnknownTemplateConstruct) {
 }
 
 TEST(RunCli, ErrorsAreOneLine) {
-  for (const char* args : {"-p x -m /nonexistent-model-dir", "-p x --device cuda", "-n 4", "-p 'ROMEO: hello' -c 2"}) {
+  for (const char* args : {"-p x -m /nonexistent-model-dir", "-n 4", "-p 'ROMEO: hello' -c 2"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 1) << args << ": " << r.output;
     EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << args << ": " << r.output;
     EXPECT_EQ(lines(r.output), 1) << args << ": " << r.output;
   }
+}
+
+// --device cuda runs where a CUDA build sees a GPU; anywhere else it is the
+// one-line error that says CUDA is missing.
+TEST(RunCli, CudaDeviceRunsOrSaysWhyNot) {
+  const Result r = run("-p x -n 2 --temp 0 --device cuda");
+  if (r.status == 0) {
+    EXPECT_NE(r.output.find("generation: 2 tokens"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("| cuda"), std::string::npos) << r.output;
+    return;
+  }
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.output.rfind("trellis: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("CUDA"), std::string::npos) << r.output;
+  EXPECT_EQ(lines(r.output), 1) << r.output;
 }
 
 TEST(RunCli, OptionsOutsideTheirRanges) {

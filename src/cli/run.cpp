@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,28 +85,23 @@ void print_piece(std::string_view piece) {
   std::fflush(stdout);
 }
 
-// The conversation as the session will hold it: the oldest turns (a message
+// The conversation as the session will hold it: its oldest turns (a message
 // and its reply) left out until its tokens and `room` more fit the context,
-// the newest message always kept.
+// the newest message always kept. `first`: how many messages are left out.
 struct FittedConversation {
-  std::vector<tokenizer::ChatMessage> messages;
+  size_t first = 0;
   std::vector<int32_t> prompt;
-  size_t turns_left_out = 0;
 };
 
-FittedConversation fit_context(std::vector<tokenizer::ChatMessage> messages, int64_t room, int64_t context,
+FittedConversation fit_context(std::span<const tokenizer::ChatMessage> messages, int64_t room, int64_t context,
                                const tokenizer::Tokenizer& tok, const tokenizer::ChatTemplate& chat_template,
                                const tokenizer::ChatOptions& options) {
   FittedConversation f;
-  f.messages = std::move(messages);
-  const auto render = [&] { f.prompt = tok.encode(chat_template.render(f.messages, options), /*allow_special=*/true); };
-  render();
-  while (int64_t(f.prompt.size()) + room > context && f.messages.size() > 1) {
-    f.messages.erase(f.messages.begin(), f.messages.begin() + 2);
-    ++f.turns_left_out;
-    render();
+  for (;;) {
+    f.prompt = tok.encode(chat_template.render(messages.subspan(f.first), options), /*allow_special=*/true);
+    if (int64_t(f.prompt.size()) + room <= context || messages.size() - f.first == 1) return f;
+    f.first += 2;
   }
-  return f;
 }
 
 void chat(model::Runner& runner, model::Sampler& sampler, int64_t max_new) {
@@ -120,19 +116,21 @@ void chat(model::Runner& runner, model::Sampler& sampler, int64_t max_new) {
     if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
     messages.push_back({"user", line});
-    FittedConversation f = fit_context(messages, std::min(max_new, context / 2), context, tok, chat_template, options);
+    const FittedConversation f =
+        fit_context(messages, std::min(max_new, context / 2), context, tok, chat_template, options);
     if (int64_t(f.prompt.size()) > context) {
       std::fprintf(stderr, "trellis: this message is %zu tokens with the chat template, more than the context of "
                    "%lld tokens; it was not sent\n", f.prompt.size(), (long long)context);
       messages.pop_back();
       continue;
     }
-    if (f.turns_left_out == 1)
+    const size_t turns_left_out = f.first / 2;
+    if (turns_left_out == 1)
       std::fprintf(stderr, "(the context holds %lld tokens: the oldest turn is left out)\n", (long long)context);
-    else if (f.turns_left_out > 1)
+    else if (turns_left_out > 1)
       std::fprintf(stderr, "(the context holds %lld tokens: the %zu oldest turns are left out)\n", (long long)context,
-                   f.turns_left_out);
-    messages = std::move(f.messages);
+                   turns_left_out);
+    messages.erase(messages.begin(), messages.begin() + ptrdiff_t(f.first));
     std::string reply;
     const auto stats = runner.continue_with(f.prompt, max_new, sampler, [&](std::string_view piece) {
       reply += piece;
